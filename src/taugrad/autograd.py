@@ -1,0 +1,128 @@
+"""The one engine shared by ``Value`` and ``Tensor``.
+
+Autograd is graph bookkeeping plus local derivatives plus reverse accumulation.
+This module holds the part that does not depend on what a node carries:
+
+* :func:`topological_order` walks the graph *iteratively* (an explicit stack,
+  never Python recursion, so a chain of a million nodes is fine) and returns the
+  interior nodes with every parent before its children.  Running the local rules
+  over that list in reverse is reverse-mode differentiation.
+* grad mode (:func:`no_grad`, :func:`enable_grad`, :func:`is_grad_enabled`),
+  kept per thread like PyTorch's.
+
+The node protocol is tiny: a node has ``_prev``, the tuple of its parents
+(empty for a leaf).  Each node type (``Value``, ``Tensor``) keeps its own fast
+local rules and its own idea of what a gradient is; only the traversal is shared.
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any, Callable, Iterable, List, Protocol, Sequence, TypeVar
+
+
+class Node(Protocol):
+    """What the traversal needs from a node: the tuple of its parents."""
+
+    _prev: Sequence[Any]
+
+
+N = TypeVar("N", bound=Node)
+
+
+def topological_order(roots: Iterable[N]) -> List[N]:
+    """Interior nodes reachable from ``roots``, each listed after all its parents.
+
+    Leaves (nodes whose ``_prev`` is empty) are left out: they have no local rule
+    to run, they only receive gradient.  The walk is a depth-first post-order with
+    an explicit stack of ``(node, iterator over its parents)`` pairs, so its depth
+    is bounded by memory, not by ``sys.getrecursionlimit()``.
+    """
+    order: List[N] = []
+    visited = set()
+    append = order.append
+    for root in roots:
+        if not root._prev or root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(root._prev))]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
+                if parent._prev and parent not in visited:
+                    visited.add(parent)
+                    push((parent, iter(parent._prev)))
+                    break
+            else:  # every parent is placed: the node can follow them
+                pop()
+                append(node)
+    return order
+
+
+# ---------------------------------------------------------------------------
+# grad mode
+# ---------------------------------------------------------------------------
+
+
+class _GradModeState(threading.local):
+    """Per-thread flag: does the forward pass record a graph?"""
+
+    enabled = True
+
+
+_state = _GradModeState()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations record the graph that ``backward()`` needs."""
+    return _state.enabled
+
+
+def set_grad_enabled(mode: bool) -> None:
+    """Switch graph recording on or off for the calling thread."""
+    _state.enabled = bool(mode)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _GradModeSwitch:
+    """Context manager and decorator that sets grad mode, then restores it."""
+
+    _mode: bool
+
+    def __init__(self) -> None:
+        self._saved: list = []  # a stack, so one instance can be nested
+
+    def __enter__(self) -> "_GradModeSwitch":
+        self._saved.append(_state.enabled)
+        _state.enabled = self._mode
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        _state.enabled = self._saved.pop()
+
+    def __call__(self, fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_GradModeSwitch):
+    """Do not record a graph inside this block (or decorated function).
+
+    Like ``torch.no_grad``: results of operations have no parents and need no
+    memory for backward.  The setting is per thread.
+    """
+
+    _mode = False
+
+
+class enable_grad(_GradModeSwitch):
+    """Record the graph inside this block even within ``no_grad``."""
+
+    _mode = True

@@ -1,0 +1,5 @@
+import sys
+
+from taugrad.cli import main
+
+sys.exit(main())

@@ -1,0 +1,58 @@
+"""A whole neuron as one graph node: the speed trick of ``taugrad.scalar.nn``.
+
+micrograd builds ``act(b + w0*x0 + w1*x1 + ...)`` from ``2n + 1`` separate nodes.
+The maths of the fused node is exactly the same chain of local rules, collapsed:
+
+    s = b + sum_i w_i * x_i          (summed left to right, as micrograd does)
+    out = act(s)
+    g_s = act'(s) * out.grad
+    b.grad += g_s;   w_i.grad += x_i * g_s;   x_i.grad += w_i * g_s
+
+so the results equal micrograd's up to float rounding, with one node instead of
+``2n + 1``.  Parents are stored flat as ``(b, w_0 .. w_{n-1}, x_0 .. x_{n-1})``
+so the shared traversal sees an ordinary node.  ``nn`` modules built with
+``fused=False`` produce the granular graph instead, for tracing and drawing.
+"""
+from __future__ import annotations
+
+import math
+from operator import mul
+from typing import Sequence
+
+from taugrad.scalar.value import Value, _node
+
+LINEAR, RELU, TANH = "linear", "relu", "tanh"
+
+
+def neuron(bias: Value, weights: Sequence[Value], inputs: Sequence[Value], input_data: Sequence[float], activation: str) -> Value:
+    """One node for ``activation(bias + sum(w * x))``; ``input_data[i] == inputs[i].data``."""
+    s = sum(map(mul, [w.data for w in weights], input_data), bias.data)
+    if activation == RELU:
+        return _node(0.0 if s < 0.0 else s, (bias, *weights, *inputs), "neuron:ReLU", _relu_neuron_rule)
+    if activation == TANH:
+        return _node(math.tanh(s), (bias, *weights, *inputs), "neuron:tanh", _tanh_neuron_rule)
+    return _node(s, (bias, *weights, *inputs), "neuron", _linear_neuron_rule)
+
+
+def _spread(out: Value, g: float) -> None:
+    """Pass ``g = d out / d s`` to the bias, weights and inputs of a fused neuron."""
+    prev = out._prev
+    n = len(prev) >> 1
+    prev[0].grad += g
+    for w, x in zip(prev[1 : n + 1], prev[n + 1 :]):
+        w.grad += x.data * g
+        x.grad += w.data * g
+
+
+def _linear_neuron_rule(out: Value) -> None:
+    _spread(out, out.grad)
+
+
+def _relu_neuron_rule(out: Value) -> None:
+    if not out.data <= 0.0:  # relu'(s) = 1 where out > 0 (nan passes, as PyTorch)
+        _spread(out, out.grad)
+
+
+def _tanh_neuron_rule(out: Value) -> None:
+    t = out.data
+    _spread(out, (1.0 - t * t) * out.grad)
