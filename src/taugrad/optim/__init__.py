@@ -1,0 +1,11 @@
+"""Optimizers and learning-rate schedules, shaped like ``torch.optim``.
+
+>>> opt = taugrad.optim.Adam(model.parameters(), lr=1e-3)
+>>> opt.zero_grad(); loss.backward(); opt.step()
+"""
+from taugrad.optim import lr_scheduler
+from taugrad.optim.adam import Adam, AdamW
+from taugrad.optim.optimizer import Optimizer
+from taugrad.optim.sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
