@@ -113,7 +113,7 @@ def circles(
 def spirals(
     n_samples: int = 100,
     n_classes: int = 2,
-    noise: float = 0.1,
+    noise: float = 0.05,
     turns: float = 1.0,
     seed: Optional[int] = None,
 ) -> Arrays:
