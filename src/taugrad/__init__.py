@@ -12,6 +12,8 @@ from taugrad.scalar import Value
 
 # --- tensor engine (issue 3) ---
 # --- nn / optim / data / checkpoints (issue 4) ---
+from taugrad import data, optim
+from taugrad.serialization import CheckpointError, load, save
 # --- learner tools (issue 5) ---
 # --- higher-order (issue 6) ---
 # --- debugging (issue 7) ---

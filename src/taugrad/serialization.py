@@ -72,7 +72,7 @@ class _Flattener:
         if array.dtype.kind not in _ARRAY_KINDS:
             raise TypeError(f"cannot save {path or 'value'}: arrays of dtype {array.dtype} are not supported")
         name = self.entry_name(path)
-        self.arrays[name] = np.ascontiguousarray(array)
+        self.arrays[name] = array
         return {"tensor" if is_tensor else "array": name}
 
     def layout(self, value: Any, path: str) -> Any:
