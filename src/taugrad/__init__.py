@@ -15,6 +15,8 @@ from taugrad.scalar import Value
 from taugrad import data, optim
 from taugrad.serialization import CheckpointError, load, save
 # --- learner tools (issue 5) ---
+from taugrad.expr import ExpressionError
+from taugrad.viz import draw_dot
 # --- higher-order (issue 6) ---
 # --- debugging (issue 7) ---
 

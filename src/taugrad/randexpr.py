@@ -249,8 +249,10 @@ class Disagreement:
         return math.inf if math.isnan(diff) else diff
 
     @property
-    def relative_error(self) -> float:
-        return self.error / max(abs(self.numeric), 1e-12)
+    def scaled_error(self) -> float:
+        """``|analytic - numeric| / max(1, |numeric|)``: relative for large
+        gradients, absolute for small ones (where a relative error means nothing)."""
+        return self.error / max(abs(self.numeric), 1.0)
 
 
 @dataclass

@@ -397,6 +397,21 @@ def trace(
     return result
 
 
+def label_graph(graph: Graph) -> Dict[str, object]:
+    """Give the unlabelled nodes of ``graph`` the names the trace uses (``L``,
+    ``t1``, ...; inputs by their name) so a drawing matches the trace.
+    Returns ``{name: node}``."""
+    interior = topological_order([graph.root])
+    name = _Names(graph, interior)
+    named: Dict[str, object] = {}
+    for node in list(graph.inputs.values()) + interior + [graph.root]:
+        label = name(node)
+        if not getattr(node, "label", ""):
+            node.label = label
+        named[label] = node
+    return named
+
+
 def finite_difference(expression: Union[str, Expression], values: Mapping[str, float], wrt: str,
                       eps: float = DEFAULT_EPS) -> float:
     """Central difference ``(f(x + h) - f(x - h)) / 2h`` with ``h = eps * max(1, |x|)``."""
@@ -524,4 +539,5 @@ def _table(header: List[str], rows: List[List[str]]) -> List[str]:
     return out
 
 
-__all__ = ["DEFAULT_EPS", "ForwardStep", "InputGradient", "RuleLine", "RuleStep", "Trace", "finite_difference", "trace"]
+__all__ = ["DEFAULT_EPS", "ForwardStep", "InputGradient", "RuleLine", "RuleStep", "Trace", "finite_difference",
+           "label_graph", "trace"]

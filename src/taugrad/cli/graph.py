@@ -1,0 +1,67 @@
+"""`taugrad graph "EXPR" NAME=VALUE ... [-o FILE]`: draw the computation graph.
+
+Builds the expression's graph, runs ``backward()`` and draws every value (its
+label, data and grad) and every operation, as ``taugrad.draw_dot`` does.  The
+format comes from FILE's extension: ``.dot`` needs nothing; ``.svg``, ``.png``
+and ``.pdf`` need Graphviz's ``dot`` program (without it the ``.dot`` file is
+written instead and the error says how to install Graphviz).  Without ``-o``
+the dot text is printed.
+"""
+from __future__ import annotations
+
+import os
+
+from taugrad.cli.common import CommandError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "graph",
+        help="draw an expression's computation graph (.dot, .svg, .png)",
+        description="Draw the computation graph of an expression after backward().",
+    )
+    parser.add_argument("expression", metavar="EXPR", help='the expression, e.g. "tanh(a*b + c)"')
+    parser.add_argument("bindings", metavar="NAME=VALUE", nargs="*", help="a value for each name, e.g. a=2")
+    parser.add_argument("-o", "--output", metavar="FILE",
+                        help="file to write: .dot (always works), .svg/.png/.pdf (need Graphviz); "
+                             "default: print the dot text")
+    parser.add_argument("--rankdir", choices=("LR", "TB", "RL", "BT"), default="LR",
+                        help="layout direction (default: LR, left to right)")
+    parser.add_argument("--no-backward", action="store_true", help="draw before backward() (all grads 0)")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from taugrad.expr import ExpressionError, build, parse_bindings
+    from taugrad.trace import label_graph
+    from taugrad.viz import PICTURE_FORMATS, DotGraph, GraphvizNotFound, graph_source, write_graph
+
+    try:
+        graph = build(args.expression, parse_bindings(args.bindings))
+    except ExpressionError as err:
+        raise CommandError(str(err)) from None
+    label_graph(graph)
+    if not args.no_backward:
+        graph.root.backward()
+    drawing = DotGraph(graph_source(graph.root, args.rankdir))
+    if not args.output:
+        print(drawing.source, end="")
+        return 0
+
+    path = args.output
+    stem, extension = os.path.splitext(path)
+    fmt = extension.lower().lstrip(".")
+    if fmt in ("", "gv"):
+        fmt = "dot"
+    if fmt != "dot" and fmt not in PICTURE_FORMATS:
+        raise CommandError(f"cannot write {extension!r} files; use .dot, .svg, .png or .pdf")
+    try:
+        write_graph(drawing, path, fmt)
+    except GraphvizNotFound as err:
+        dot_path = stem + ".dot"
+        write_graph(drawing, dot_path, "dot")
+        raise CommandError(f"wrote {dot_path} instead of {path}: {err}") from None
+    except (OSError, RuntimeError) as err:
+        raise CommandError(f"cannot write {path}: {err}") from None
+    print(f"wrote {path} ({len(graph.inputs)} inputs, root {graph.root.label} = {graph.root.data:g})")
+    return 0
