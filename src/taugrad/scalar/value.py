@@ -159,13 +159,20 @@ class Value:
         return other * self**-1
 
     # -- reverse accumulation ------------------------------------------------
-    def backward(self) -> None:
+    def backward(self, create_graph: bool = False) -> None:
         """Fill ``.grad`` of every value this one depends on with d self / d value.
 
         Interior gradients are recomputed from zero on every call; leaves
         accumulate across calls (``+=``), as in PyTorch with ``retain_graph=True``.
         Call ``zero_grad()`` (or set ``p.grad = 0``) between training steps.
+
+        ``create_graph=True`` makes each ``.grad`` a ``Value`` that can itself be
+        differentiated (higher-order gradients, see :mod:`taugrad.scalar.higher`).
         """
+        if create_graph:
+            from taugrad.scalar.higher import backward_create_graph
+
+            return backward_create_graph(self)
         order = topological_order((self,))
         if not order:  # a leaf: d self / d self = 1, accumulated like any leaf
             self.grad += 1.0

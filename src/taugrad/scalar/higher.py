@@ -1,0 +1,197 @@
+"""Gradients of ``Value`` graphs that are themselves ``Value`` graphs (``create_graph=True``).
+
+Backward is a computation too.  The fast rules in :mod:`taugrad.scalar.value`
+add plain floats into ``.grad``; the rules here compute the *same* local terms
+with ``Value`` operations, so every gradient they produce remembers how it was
+made and can be differentiated again, to any order::
+
+    x = Value(2.0); y = x ** 3
+    (dy,) = grad(y, [x], create_graph=True)    # 3x^2 = 12, a Value
+    (d2y,) = grad(dy, [x], create_graph=True)  # 6x = 12
+    (d3y,) = grad(d2y, [x])                    # 6
+
+Each rule maps ``(out, g)``, with ``g = dL/d out`` a ``Value``, to the terms
+``(parent, dL/d parent contribution)``.  The first-order path never comes here.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from taugrad.autograd import topological_order
+from taugrad.scalar import fused, ieee
+from taugrad.scalar import value as v
+from taugrad.scalar.value import Value
+
+Terms = Tuple[Tuple[Value, Value], ...]
+
+
+def _add(out: Value, g: Value) -> Terms:  # d(a + b) = (1, 1)
+    a, b = out._prev
+    return ((a, g), (b, g))
+
+
+def _mul(out: Value, g: Value) -> Terms:  # d(a * b) = (b, a)
+    a, b = out._prev
+    return ((a, b * g), (b, a * g))
+
+
+def _pow_const(out: Value, g: Value) -> Terms:  # d(a ** k) = k a^(k-1)
+    (a,) = out._prev
+    k = out._aux
+    return () if k == 0.0 else ((a, k * a ** (k - 1.0) * g),)
+
+
+def _pow(out: Value, g: Value) -> Terms:  # d(a ** b) = (b a^(b-1), a^b ln a), masked as in the fast rule
+    a, b = out._prev
+    terms = []
+    if b.data != 0.0:
+        terms.append((a, b * a ** (b - 1.0) * g))
+    if not (a.data == 0.0 and b.data >= 0.0):
+        terms.append((b, out * a.log() * g))
+    return tuple(terms)
+
+
+def _rpow_const(out: Value, g: Value) -> Terms:  # d(k ** b) = k^b ln k
+    (b,) = out._prev
+    k = out._aux
+    return () if (k == 0.0 and b.data >= 0.0) else ((b, out * ieee.log(k) * g),)
+
+
+def _relu(out: Value, g: Value) -> Terms:  # d relu(a) = 1 where out > 0: a constant mask
+    return () if out.data <= 0.0 else ((out._prev[0], g),)
+
+
+def _tanh(out: Value, g: Value) -> Terms:  # d tanh(a) = 1 - out^2, with out differentiable
+    return ((out._prev[0], (1.0 - out * out) * g),)
+
+
+def _exp(out: Value, g: Value) -> Terms:  # d exp(a) = out
+    return ((out._prev[0], out * g),)
+
+
+def _log(out: Value, g: Value) -> Terms:  # d ln(a) = 1 / a
+    a = out._prev[0]
+    return ((a, g / a),)
+
+
+def _sigmoid(out: Value, g: Value) -> Terms:  # d sigmoid(a) = out (1 - out)
+    return ((out._prev[0], out * (1.0 - out) * g),)
+
+
+def _neuron_terms(out: Value, g_s: Value) -> Terms:
+    """Fused neuron with ``g_s = dL/ds``: bias g_s, w_i x_i g_s, x_i w_i g_s."""
+    prev = out._prev
+    n = len(prev) >> 1
+    terms: List[Tuple[Value, Value]] = [(prev[0], g_s)]
+    for w, x in zip(prev[1 : n + 1], prev[n + 1 :]):
+        terms.append((w, x * g_s))
+        terms.append((x, w * g_s))
+    return tuple(terms)
+
+
+def _neuron_linear(out: Value, g: Value) -> Terms:
+    return _neuron_terms(out, g)
+
+
+def _neuron_relu(out: Value, g: Value) -> Terms:
+    return () if out.data <= 0.0 else _neuron_terms(out, g)
+
+
+def _neuron_tanh(out: Value, g: Value) -> Terms:
+    return _neuron_terms(out, (1.0 - out * out) * g)
+
+
+GRAPH_RULES: Dict[Callable[[Value], None], Callable[[Value, Value], Terms]] = {
+    v.add_rule: _add,
+    v.mul_rule: _mul,
+    v.pow_const_rule: _pow_const,
+    v.pow_rule: _pow,
+    v.rpow_const_rule: _rpow_const,
+    v.relu_rule: _relu,
+    v.tanh_rule: _tanh,
+    v.exp_rule: _exp,
+    v.log_rule: _log,
+    v.sigmoid_rule: _sigmoid,
+    fused._linear_neuron_rule: _neuron_linear,
+    fused._relu_neuron_rule: _neuron_relu,
+    fused._tanh_neuron_rule: _neuron_tanh,
+}
+
+
+def _graph_rule(node: Value) -> Callable[[Value, Value], Terms]:
+    rule = GRAPH_RULES.get(node._rule)
+    if rule is None:
+        raise TypeError(
+            f"create_graph=True: op {node._op!r} has a hand-written _backward, which computes plain floats "
+            "and cannot be differentiated again; build it from taugrad's ops instead"
+        )
+    return rule
+
+
+def graph_gradients(outputs: Sequence[Value], seeds: Sequence[Value]) -> Dict[Value, Value]:
+    """``{node: dL/d node}`` as differentiable Values, for every node reached, where
+    ``L = sum_i seeds[i] * outputs[i]``."""
+    grads: Dict[Value, Value] = {}
+    for out, seed in zip(outputs, seeds):
+        grads[out] = grads[out] + seed if out in grads else seed
+    for node in reversed(topological_order(outputs)):
+        g = grads.get(node)
+        if g is None:
+            continue
+        for parent, term in _graph_rule(node)(node, g):
+            grads[parent] = grads[parent] + term if parent in grads else term
+    return grads
+
+
+def backward_create_graph(root: Value) -> None:
+    """``root.backward(create_graph=True)``: ``.grad`` of every node becomes a Value graph.
+
+    Leaves accumulate (``leaf.grad`` + new gradient), interior nodes get this
+    pass's gradient, as in the float path.
+    """
+    grads = graph_gradients([root], [Value(1.0)])
+    for node, g in grads.items():
+        if node._prev:
+            node.grad = g
+        else:
+            old = node.grad
+            node.grad = g if (old.__class__ is float and old == 0.0) else g + old
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Optional[Any] = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> Tuple[Any, ...]:
+    """d(sum_i grad_outputs[i] * outputs[i]) / d inputs for ``Value`` graphs; ``.grad`` is untouched.
+
+    Returns a tuple with one entry per input: a float, or a differentiable
+    ``Value`` with ``create_graph=True``.  An input the outputs do not depend on
+    is an error unless ``allow_unused=True`` (then its entry is ``None``).
+    """
+    outputs = _as_list(outputs, "outputs")
+    inputs = _as_list(inputs, "inputs")
+    if grad_outputs is None:
+        seeds = [Value(1.0) for _ in outputs]
+    else:
+        given = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs]
+        seeds = [g if isinstance(g, Value) else Value(g) for g in given]
+        if len(seeds) != len(outputs):
+            raise ValueError(f"grad: {len(seeds)} grad_outputs for {len(outputs)} outputs")
+    grads = graph_gradients(outputs, seeds)
+    result = []
+    for index, x in enumerate(inputs):
+        g = grads.get(x)
+        if g is None and not allow_unused:
+            raise ValueError(f"grad: input {index} ({x!r}) is not used to compute the outputs; pass allow_unused=True")
+        result.append(g if (g is None or create_graph) else g.data)
+    return tuple(result)
+
+
+def _as_list(x: Any, name: str) -> List[Value]:
+    items = [x] if isinstance(x, Value) else list(x) if isinstance(x, Iterable) else None
+    if items is None or not all(isinstance(item, Value) for item in items):
+        raise TypeError(f"grad: {name} must be a Value or a sequence of Values")
+    return items
