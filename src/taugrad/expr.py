@@ -311,6 +311,9 @@ def parse(text: str) -> Expression:
         raise _syntax_error(err, lines) from None
     except (RecursionError, MemoryError):
         raise ExpressionError(f"expression is nested too deeply (the limit is {MAX_DEPTH} levels)") from None
+    except UnicodeEncodeError as err:  # a lone surrogate cannot be read as source text
+        bad = text[err.start] if 0 <= err.start < len(text) else "?"
+        raise ExpressionError(f"character {ascii(bad)} is not valid text", column=err.start + 1) from None
     except ValueError as err:  # e.g. characters the tokenizer refuses
         raise ExpressionError(f"cannot read the expression: {err}") from None
     return Expression(text, _check(tree.body, lines))
@@ -322,6 +325,9 @@ def _syntax_error(err: SyntaxError, lines: Sequence[str]) -> ExpressionError:
         message = "number has too many digits"
     line = err.lineno if isinstance(err.lineno, int) and err.lineno >= 1 else None
     column = err.offset if isinstance(err.offset, int) and err.offset >= 1 else None
+    if column is None and err.offset == 0 and line is not None and line <= len(lines):
+        column = len(lines[line - 1]) + 1  # the tokenizer ran out of input: point past the end
+        message += " (the expression ends too early)"
     if column is not None and line is not None and line <= len(lines):
         # SyntaxError.offset counts characters (1-based) in Python 3.10+.
         column = min(column, len(lines[line - 1]) + 1)

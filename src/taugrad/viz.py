@@ -85,6 +85,9 @@ def _summary(x: Any) -> str:
     """A short text for data or grad: a number, a few entries, or a range."""
     if x is None:
         return "None"
+    inner = getattr(x, "data", None)  # a Tensor gradient: look at its array
+    if inner is not None and hasattr(inner, "dtype") and not hasattr(x, "tobytes"):
+        x = inner
     if _is_array(x):
         import numpy as np
 
