@@ -92,11 +92,11 @@ def _summary(x: Any) -> str:
         import numpy as np
 
         array = np.asarray(x)
+        if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool) or np.iscomplexobj(array):
+            return "..."
         if array.size <= 4:
-            return np.array2string(array.ravel(), precision=4, separator=" ", suppress_small=True).strip("[]").strip()
-        if np.issubdtype(array.dtype, np.number) and not np.issubdtype(array.dtype, np.complexfloating):
-            return f"{float(np.min(array)):.4g} .. {float(np.max(array)):.4g}"
-        return "..."
+            return " ".join(f"{float(v):.4g}" for v in array.ravel())
+        return f"{float(np.min(array)):.4g} .. {float(np.max(array)):.4g}"
     try:
         return f"{float(x):.4f}"
     except (TypeError, ValueError):
