@@ -1,0 +1,205 @@
+"""The two training back ends of ``taugrad train``: one per engine, same interface.
+
+A trainer is built from the run's configuration and its training data and
+offers ``train_epoch() -> mean loss``, ``predict(X) -> class ids``,
+``accuracy(X, y)``, ``state_dict()`` (PyTorch key names, as ``taugrad.nn.MLP``)
+and its ``optimizer``.  Both minimise the mean softmax cross-entropy
+``log(sum_j exp(z_j)) - z_y`` over shuffled mini-batches.
+"""
+from __future__ import annotations
+
+import random
+from typing import Any, Dict, List
+
+import numpy as np
+
+from taugrad.data import DataLoader
+
+
+def make_optimizer(params: List[Any], config: Dict[str, Any]) -> Any:
+    from taugrad import optim
+
+    name, lr, weight_decay = config["optimizer"], config["lr"], config["weight_decay"]
+    if name == "sgd":
+        return optim.SGD(params, lr=lr, momentum=config["momentum"], weight_decay=weight_decay)
+    if name == "adam":
+        return optim.Adam(params, lr=lr, weight_decay=weight_decay)
+    return optim.AdamW(params, lr=lr, weight_decay=weight_decay)
+
+
+def make_trainer(config: Dict[str, Any], X_train: np.ndarray, y_train: np.ndarray, n_classes: int) -> Any:
+    trainer = ScalarTrainer if config["engine"] == "scalar" else TensorTrainer
+    return trainer(config, X_train, y_train, n_classes)
+
+
+def _layer_sizes(config: Dict[str, Any], n_features: int, n_classes: int) -> List[int]:
+    return [n_features, *config["hidden"], n_classes]
+
+
+def _describe(config: Dict[str, Any], sizes: List[int]) -> str:
+    if config["model"] == "linear":
+        return f"linear {sizes[0]}-{sizes[-1]}"
+    return "MLP " + "-".join(map(str, sizes))
+
+
+# ---------------------------------------------------------------------------
+# tensor engine
+# ---------------------------------------------------------------------------
+
+
+class TensorTrainer:
+    """``taugrad.nn.MLP`` (or ``Linear``) on float32 Tensors, one graph per mini-batch."""
+
+    def __init__(self, config: Dict[str, Any], X_train: np.ndarray, y_train: np.ndarray, n_classes: int) -> None:
+        from taugrad import nn
+
+        nn.init.manual_seed(config["seed"])
+        self.sizes = _layer_sizes(config, X_train.shape[1], n_classes)
+        if config["model"] == "linear":
+            self.model = nn.Linear(self.sizes[0], n_classes)
+        else:
+            self.model = nn.MLP(self.sizes[0], config["hidden"], n_classes)
+        self.optimizer = make_optimizer(list(self.model.parameters()), config)
+        self.loader = DataLoader((X_train.astype(np.float32), y_train), batch_size=config["batch_size"],
+                                 shuffle=True, seed=config["seed"])
+        self.config = config
+
+    def describe(self) -> str:
+        return _describe(self.config, self.sizes)
+
+    def parameter_count(self) -> int:
+        return sum(p.data.size for p in self.model.parameters())
+
+    def train_epoch(self) -> float:
+        from taugrad.functional import cross_entropy
+        from taugrad.tensor import Tensor
+
+        self.model.train()
+        total, count = 0.0, 0
+        for xb, yb in self.loader:
+            loss = cross_entropy(self.model(Tensor(xb)), yb)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+            total += float(loss.data) * len(yb)
+            count += len(yb)
+        return total / count
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        from taugrad.autograd import no_grad
+        from taugrad.tensor import Tensor
+
+        self.model.eval()
+        with no_grad():
+            scores = self.model(Tensor(np.asarray(X, dtype=np.float32))).data
+        return scores.argmax(axis=1)
+
+    def accuracy(self, X: np.ndarray, y: np.ndarray) -> float:
+        return float(np.mean(self.predict(X) == y))
+
+    def state_dict(self) -> Dict[str, Any]:
+        return self.model.state_dict()
+
+
+# ---------------------------------------------------------------------------
+# scalar engine
+# ---------------------------------------------------------------------------
+
+
+class _FlatValues:
+    """All the scalar model's ``Value`` parameters seen as one array, for the array optimizers.
+
+    The optimizers update ``p.data`` from ``p.grad``; here ``data`` is gathered
+    from the Values, updated as one vector, then written back.
+    """
+
+    def __init__(self, values: List[Any]) -> None:
+        self.values = values
+        self.data = np.array([v.data for v in values], dtype=np.float64)
+        self.grad: Any = None
+
+    def gather_grads(self) -> None:
+        self.grad = np.array([v.grad for v in self.values], dtype=np.float64)
+
+    def scatter_data(self) -> None:
+        for value, number in zip(self.values, self.data.tolist()):
+            value.data = number
+
+
+def _cross_entropy(logits: List[Any], target: int) -> Any:
+    """``log(sum_j exp(z_j)) - z_target`` on Values, shifted by ``max z`` so exp cannot overflow."""
+    shift = max(z.data for z in logits)
+    total = sum((z - shift).exp() for z in logits)
+    return total.log() + shift - logits[target]
+
+
+class ScalarTrainer:
+    """micrograd's ``MLP(nin, nouts)`` on ``taugrad.Value``: a graph of scalars per mini-batch."""
+
+    def __init__(self, config: Dict[str, Any], X_train: np.ndarray, y_train: np.ndarray, n_classes: int) -> None:
+        from taugrad.scalar.nn import MLP
+
+        self.sizes = _layer_sizes(config, X_train.shape[1], n_classes)
+        saved = random.getstate()  # micrograd draws weights from `random`; seed it without side effects
+        random.seed(config["seed"])
+        try:
+            self.model = MLP(self.sizes[0], self.sizes[1:])
+        finally:
+            random.setstate(saved)
+        self.flat = _FlatValues(self.model.parameters())
+        self.optimizer = make_optimizer([self.flat], config)
+        self.loader = DataLoader((X_train, y_train), batch_size=config["batch_size"], shuffle=True,
+                                 seed=config["seed"])
+        self.config = config
+
+    def describe(self) -> str:
+        return _describe(self.config, self.sizes)
+
+    def parameter_count(self) -> int:
+        return len(self.flat.values)
+
+    def train_epoch(self) -> float:
+        total, count = 0.0, 0
+        for xb, yb in self.loader:
+            losses = [_cross_entropy(self.model(row), int(target)) for row, target in zip(xb.tolist(), yb)]
+            loss = sum(losses) * (1.0 / len(losses))
+            self.model.zero_grad()
+            loss.backward()
+            self.flat.gather_grads()
+            self.optimizer.step()
+            self.flat.scatter_data()
+            total += loss.data * len(yb)
+            count += len(yb)
+        return total / count
+
+    def weights(self) -> List[tuple]:
+        """``(W, b)`` per layer as arrays: ``W[j]`` holds neuron ``j``'s input weights."""
+        return [
+            (np.array([[w.data for w in n.w] for n in layer.neurons]), np.array([n.b.data for n in layer.neurons]))
+            for layer in self.model.layers
+        ]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The same maths as the Value graph (ReLU hidden layers, linear output), in NumPy for speed."""
+        h = np.asarray(X, dtype=np.float64)
+        layers = self.weights()
+        for number, (W, b) in enumerate(layers):
+            h = h @ W.T + b
+            if number < len(layers) - 1:
+                h = np.maximum(h, 0.0)
+        return h.argmax(axis=1)
+
+    def accuracy(self, X: np.ndarray, y: np.ndarray) -> float:
+        return float(np.mean(self.predict(X) == y))
+
+    def state_dict(self) -> Dict[str, Any]:
+        """Keys of the equivalent ``taugrad.nn.MLP`` / ``torch.nn.Sequential``: Linear layers at 0, 2, 4..."""
+        layers = self.weights()
+        if self.config["model"] == "linear":
+            (W, b), = layers
+            return {"weight": W, "bias": b}
+        state = {}
+        for number, (W, b) in enumerate(layers):
+            state[f"{2 * number}.weight"] = W
+            state[f"{2 * number}.bias"] = b
+        return state

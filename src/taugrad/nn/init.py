@@ -1,0 +1,159 @@
+"""Weight initialisation, as ``torch.nn.init``, drawing from a seedable NumPy generator.
+
+Every function fills ``tensor.data`` in place and returns the tensor.  Random
+numbers come from ``generator`` when given, else from this module's default
+generator, which :func:`manual_seed` resets (so ``manual_seed(0)`` followed by
+building a model always gives the same weights).  The layers of
+:mod:`taugrad.nn` and :class:`~taugrad.nn.Dropout` draw from the same default
+generator.
+
+Fans (``fan_in``, ``fan_out``) follow PyTorch: for a weight of shape
+``(out, in, *kernel)`` they are ``in * prod(kernel)`` and ``out * prod(kernel)``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+__all__ = [
+    "manual_seed",
+    "default_generator",
+    "calculate_gain",
+    "calculate_fan_in_and_fan_out",
+    "uniform_",
+    "normal_",
+    "constant_",
+    "zeros_",
+    "ones_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "xavier_uniform_",
+    "xavier_normal_",
+]
+
+_default_generator = np.random.default_rng()
+
+
+def manual_seed(seed: int) -> np.random.Generator:
+    """Reseed the default generator used for initialisation and dropout; returns it."""
+    global _default_generator
+    _default_generator = np.random.default_rng(seed)
+    return _default_generator
+
+
+def default_generator() -> np.random.Generator:
+    """The generator used when no ``generator`` argument is given."""
+    return _default_generator
+
+
+def _rng(generator: Optional[np.random.Generator]) -> np.random.Generator:
+    return _default_generator if generator is None else generator
+
+
+def _fill(tensor: Any, values: np.ndarray) -> Any:
+    tensor.data[...] = values  # cast to the tensor's dtype; the array object is kept
+    return tensor
+
+
+def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
+    """The gain that keeps activations' variance stable through ``nonlinearity`` (PyTorch's table)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity")
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3.0
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1.0 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4.0
+    raise ValueError(f"unsupported nonlinearity {nonlinearity!r}")
+
+
+def calculate_fan_in_and_fan_out(tensor: Any) -> Tuple[int, int]:
+    """``(fan_in, fan_out)`` of a weight of shape ``(out, in, *kernel)``; needs 2 or more dims."""
+    shape = tensor.shape
+    if len(shape) < 2:
+        raise ValueError(f"fan in and fan out need a tensor of at least 2 dimensions, got shape {tuple(shape)}")
+    receptive_field = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive_field, shape[0] * receptive_field
+
+
+def _fan(tensor: Any, mode: str) -> int:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
+    """Fill with samples of U(a, b)."""
+    return _fill(tensor, _rng(generator).uniform(a, b, size=tensor.shape))
+
+
+def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
+    """Fill with samples of N(mean, std^2)."""
+    return _fill(tensor, _rng(generator).normal(mean, std, size=tensor.shape))
+
+
+def constant_(tensor: Any, value: float) -> Any:
+    """Fill with ``value``."""
+    return _fill(tensor, value)
+
+
+def zeros_(tensor: Any) -> Any:
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor: Any) -> Any:
+    return constant_(tensor, 1.0)
+
+
+def kaiming_uniform_(
+    tensor: Any,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[np.random.Generator] = None,
+) -> Any:
+    """He et al. (2015): U(-bound, bound) with ``bound = gain * sqrt(3 / fan)``.
+
+    ``Linear`` uses ``a = sqrt(5)``: ``gain = sqrt(2 / (1 + 5)) = sqrt(1/3)``, so
+    ``bound = 1 / sqrt(fan_in)``.
+    """
+    fan = _fan(tensor, mode)
+    if fan == 0:
+        return tensor  # nothing to scale by (an empty weight), as PyTorch
+    bound = calculate_gain(nonlinearity, a) * math.sqrt(3.0 / fan)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(
+    tensor: Any,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[np.random.Generator] = None,
+) -> Any:
+    """He et al. (2015): N(0, std^2) with ``std = gain / sqrt(fan)``."""
+    fan = _fan(tensor, mode)
+    if fan == 0:
+        return tensor
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def xavier_uniform_(tensor: Any, gain: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
+    """Glorot & Bengio (2010): U(-a, a) with ``a = gain * sqrt(6 / (fan_in + fan_out))``."""
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    bound = gain * math.sqrt(6.0 / max(fan_in + fan_out, 1))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
+    """Glorot & Bengio (2010): N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / max(fan_in + fan_out, 1)), generator)

@@ -1,0 +1,392 @@
+"""Layers: the usual building blocks, with PyTorch's names, shapes and initialisation.
+
+Each layer's parameters are created in ``float32`` (PyTorch's default) unless
+``dtype`` says otherwise, and initialised from :mod:`taugrad.nn.init`'s
+generator, so ``taugrad.nn.init.manual_seed(s)`` makes a model reproducible.
+Inputs may be Tensors or NumPy arrays.
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Union
+
+import numpy as np
+
+from taugrad.nn import init
+from taugrad.nn.module import Module, Parameter
+from taugrad.tensor import Tensor
+
+__all__ = [
+    "Identity",
+    "Linear",
+    "ReLU",
+    "Tanh",
+    "Sigmoid",
+    "GELU",
+    "Dropout",
+    "Flatten",
+    "Embedding",
+    "LayerNorm",
+    "Sequential",
+    "ModuleList",
+    "MLP",
+]
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _empty(shape: Tuple[int, ...], dtype: Any) -> Parameter:
+    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
+
+
+def _check_size(value: Any, name: str, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------
+# affine layers
+# ---------------------------------------------------------------------------
+
+
+class Linear(Module):
+    r"""``y = x W^T + b`` with ``W`` of shape ``(out_features, in_features)`` and ``b`` of ``(out_features,)``.
+
+    Initialisation (PyTorch's): ``W ~ U(-k, k)`` and ``b ~ U(-k, k)`` with
+    ``k = 1 / sqrt(in_features)`` -- for ``W`` this is Kaiming-uniform with
+    ``a = sqrt(5)``.
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None) -> None:
+        super().__init__()
+        self.in_features = _check_size(in_features, "in_features")
+        self.out_features = _check_size(out_features, "out_features")
+        self.weight = _empty((self.out_features, self.in_features), dtype)
+        if bias:
+            self.bias = _empty((self.out_features,), dtype)
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1.0 / math.sqrt(self.in_features) if self.in_features > 0 else 0.0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "
+                             f"is {self.in_features}, got shape {tuple(x.shape)}")
+        out = x @ self.weight.T
+        return out + self.bias if self.bias is not None else out
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` (shape ``(num_embeddings, embedding_dim)``) for index ``i``.
+
+    Initialised from ``N(0, 1)`` as in PyTorch.  The input holds integer indices
+    of any shape; the output appends ``embedding_dim``.  Rows used several times
+    accumulate their gradients.
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings = _check_size(num_embeddings, "num_embeddings", 1)
+        self.embedding_dim = _check_size(embedding_dim, "embedding_dim")
+        self.weight = _empty((self.num_embeddings, self.embedding_dim), dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.normal_(self.weight)
+
+    def forward(self, indices: Any) -> Tensor:
+        index = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+        if index.dtype.kind not in "iu":
+            raise TypeError(f"Embedding expects integer indices, got dtype {index.dtype}")
+        if index.size and (index.min() < 0 or index.max() >= self.num_embeddings):
+            raise IndexError(f"Embedding index out of range: indices must be in [0, {self.num_embeddings}), "
+                             f"got min {index.min()} and max {index.max()}")
+        return self.weight[index]
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class LayerNorm(Module):
+    r"""Normalise over the last ``len(normalized_shape)`` dimensions, then scale and shift.
+
+    ``y = (x - mean) / sqrt(var + eps) * weight + bias`` where ``mean`` and the
+    biased ``var`` (divided by N) are taken over those dimensions; ``weight``
+    starts at ones and ``bias`` at zeros.
+    """
+
+    def __init__(
+        self,
+        normalized_shape: Union[int, Sequence[int]],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+        self.normalized_shape = tuple(_check_size(n, "normalized_shape", 1) for n in shape)
+        self.eps = float(eps)
+        self.elementwise_affine = bool(elementwise_affine)
+        if self.elementwise_affine:
+            self.weight = _empty(self.normalized_shape, dtype)
+            if bias:
+                self.bias = _empty(self.normalized_shape, dtype)
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            init.ones_(self.weight)
+        if self.bias is not None:
+            init.zeros_(self.bias)
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        k = len(self.normalized_shape)
+        if tuple(x.shape[x.ndim - k:]) != self.normalized_shape or x.ndim < k:
+            raise ValueError(f"LayerNorm{self.normalized_shape} expects inputs ending in {self.normalized_shape}, "
+                             f"got shape {tuple(x.shape)}")
+        dims = tuple(range(-k, 0))
+        centred = x - x.mean(dim=dims, keepdim=True)
+        variance = (centred * centred).mean(dim=dims, keepdim=True)
+        out = centred / (variance + self.eps).sqrt()
+        if self.weight is not None:
+            out = out * self.weight
+        if self.bias is not None:
+            out = out + self.bias
+        return out
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+# ---------------------------------------------------------------------------
+# parameter-free layers
+# ---------------------------------------------------------------------------
+
+
+class Identity(Module):
+    """Returns its input unchanged."""
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class ReLU(Module):
+    """``max(x, 0)`` elementwise."""
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).relu()
+
+
+class Tanh(Module):
+    """``tanh(x)`` elementwise."""
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).tanh()
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))`` elementwise."""
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).sigmoid()
+
+
+class GELU(Module):
+    r"""Gaussian error linear unit ``x * Phi(x)`` (``Phi`` the standard normal CDF).
+
+    ``approximate="tanh"`` uses ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``.
+    """
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        if approximate not in ("none", "tanh"):
+            raise ValueError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
+        self.approximate = approximate
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        if self.approximate == "none":
+            return x.gelu()
+        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1.0 + inner.tanh())
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class Dropout(Module):
+    """In training mode, zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
+
+    The expected output equals the input, so evaluation mode (``model.eval()``)
+    simply passes inputs through.  Masks come from :mod:`taugrad.nn.init`'s
+    generator.
+    """
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        if not self.training or self.p == 0.0:
+            return x
+        if self.p == 1.0:
+            return x * Tensor(np.zeros(x.shape, dtype=x.data.dtype))
+        keep = init.default_generator().random(x.shape) >= self.p
+        return x * Tensor((keep / (1.0 - self.p)).astype(x.data.dtype))
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Flatten(Module):
+    """Merge dimensions ``start_dim .. end_dim`` into one (default: all but the batch dimension)."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+# ---------------------------------------------------------------------------
+# containers
+# ---------------------------------------------------------------------------
+
+
+class Sequential(Module):
+    """Modules applied one after another; registered as ``"0"``, ``"1"``, ... (or by name from an OrderedDict).
+
+    ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))`` has the state-dict keys
+    ``0.weight, 0.bias, 2.weight, 2.bias``, as ``torch.nn.Sequential`` does.
+    """
+
+    def __init__(self, *modules: Any) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], OrderedDict):
+            for name, module in modules[0].items():
+                self.add_module(name, module)
+        else:
+            for index, module in enumerate(modules):
+                self.add_module(str(index), module)
+
+    def forward(self, x: Any) -> Any:
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def append(self, module: Module) -> "Sequential":
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index: Union[int, slice]) -> Any:
+        modules = list(self._modules.items())
+        if isinstance(index, slice):
+            return Sequential(OrderedDict(modules[index]))
+        return modules[_position(index, len(modules))][1]
+
+
+class ModuleList(Module):
+    """A list of modules, registered as ``"0"``, ``"1"``, ...; index, iterate and append like a list."""
+
+    def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
+        super().__init__()
+        for module in modules or ():
+            self.append(module)
+
+    def append(self, module: Module) -> "ModuleList":
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def extend(self, modules: Iterable[Module]) -> "ModuleList":
+        for module in modules:
+            self.append(module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index: int) -> Module:
+        modules = list(self._modules.values())
+        return modules[_position(index, len(modules))]
+
+
+def _position(index: Any, length: int) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise TypeError(f"module index must be an integer, got {type(index).__name__}")
+    if not -length <= index < length:
+        raise IndexError(f"index {index} is out of range for {length} modules")
+    return int(index) % length
+
+
+class MLP(Sequential):
+    """A multi-layer perceptron: ``Linear, act, [Dropout,] Linear, act, ..., Linear``.
+
+    ``MLP(in_features, hidden_sizes, out_features)`` puts ``activation`` (a
+    module class, ``ReLU`` by default) after every hidden ``Linear`` and
+    nothing after the last one, so the outputs are logits.  It *is* a
+    :class:`Sequential`: the state-dict keys are those of the equivalent
+    ``torch.nn.Sequential`` (``0.weight``, ``0.bias``, ``2.weight``, ...).
+    """
+
+    def __init__(
+        self,
+        in_features: int,
+        hidden_sizes: Sequence[int],
+        out_features: int,
+        activation: Type[Module] = ReLU,
+        dropout: float = 0.0,
+        dtype: Any = None,
+    ) -> None:
+        if isinstance(hidden_sizes, (int, np.integer)):
+            hidden_sizes = [hidden_sizes]
+        sizes = [in_features, *hidden_sizes, out_features]
+        layers = []
+        for fan_in, fan_out in zip(sizes[:-2], sizes[1:-1]):
+            layers.append(Linear(fan_in, fan_out, dtype=dtype))
+            layers.append(activation())
+            if dropout > 0.0:
+                layers.append(Dropout(dropout))
+        layers.append(Linear(sizes[-2], sizes[-1], dtype=dtype))
+        super().__init__(*layers)
+        self.in_features = in_features
+        self.hidden_sizes = list(hidden_sizes)
+        self.out_features = out_features

@@ -1,0 +1,351 @@
+"""``Module`` and ``Parameter``: the bookkeeping half of a neural network.
+
+Assigning a :class:`Parameter` or a :class:`Module` to an attribute registers
+it, in assignment order, exactly as in PyTorch::
+
+    class Net(Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = Linear(2, 3)                          # a submodule
+            self.scale = Parameter(np.ones(3, np.float32))  # a parameter
+
+Names are joined with dots, so ``Net().state_dict()`` has the keys
+``fc.weight``, ``fc.bias``, ``scale``: PyTorch's keys for the same model,
+which is what lets a state dict travel between the two libraries.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Set, Tuple
+
+import numpy as np
+
+from taugrad.tensor import Tensor
+
+__all__ = ["Module", "Parameter", "StateDictError"]
+
+
+class Parameter(Tensor):
+    """A Tensor that a :class:`Module` registers as learnable; ``requires_grad=True`` by default.
+
+    ``Parameter(data)`` takes an array, a Tensor (its data, without a copy) or a
+    nested list, with :class:`Tensor`'s dtype rules.
+    """
+
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
+        if data is None:
+            data = np.empty(0, dtype=np.float32)
+        if isinstance(data, Tensor):
+            data = data.data
+        super().__init__(data, requires_grad=requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class StateDictError(RuntimeError):
+    """A state dict does not fit the module: missing, unexpected or mis-shaped keys."""
+
+
+class IncompatibleKeys(NamedTuple):
+    missing_keys: List[str]
+    unexpected_keys: List[str]
+
+
+def _as_array(value: Any, key: str) -> np.ndarray:
+    """The ndarray inside a state-dict value: a Tensor, an ndarray or anything array-like (a torch tensor)."""
+    if isinstance(value, Tensor):
+        return value.data
+    try:
+        array = np.asarray(value)
+    except Exception as err:  # e.g. a torch tensor that requires grad
+        raise StateDictError(f"value for {key!r} is not an array: {type(value).__name__} ({err})") from None
+    if array.dtype.kind not in "biufc":
+        raise StateDictError(f"value for {key!r} is not numeric: {type(value).__name__} of dtype {array.dtype}")
+    return array
+
+
+class Module:
+    """Base class of every layer and model: override ``forward``; call the module to run it.
+
+    Holds three ordered registries filled by attribute assignment or the
+    ``register_*`` / ``add_module`` methods: parameters, buffers (tensors that
+    are state but not learnable) and submodules.
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # -- forward --------------------------------------------------------------
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__} must define forward()")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # -- registration -----------------------------------------------------------
+
+    def _registries(self) -> Tuple[Dict[str, Any], Dict[str, Any], Dict[str, Any]]:
+        try:
+            return self.__dict__["_parameters"], self.__dict__["_buffers"], self.__dict__["_modules"]
+        except KeyError:
+            raise AttributeError(
+                f"cannot assign parameters or submodules before {type(self).__name__}.__init__() "
+                "calls super().__init__()"
+            ) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, (Parameter, Module)):
+            self._registries()
+            self.__dict__.pop(name, None)  # a plain attribute of that name gives way, as in PyTorch
+            if isinstance(value, Parameter):
+                self.register_parameter(name, value)
+            else:
+                self.add_module(name, value)
+        else:
+            params, buffers, modules = self.__dict__.get("_parameters"), self.__dict__.get("_buffers"), \
+                self.__dict__.get("_modules")
+            if params is not None and name in params:
+                if value is not None:
+                    raise TypeError(f"cannot assign {type(value).__name__} as parameter {name!r} "
+                                    "(a Parameter or None is expected)")
+                params[name] = None
+            elif modules is not None and name in modules:
+                if value is not None:
+                    raise TypeError(f"cannot assign {type(value).__name__} as child module {name!r} "
+                                    "(a Module or None is expected)")
+                modules[name] = None
+            elif buffers is not None and name in buffers:
+                if value is not None and not isinstance(value, Tensor):
+                    raise TypeError(f"cannot assign {type(value).__name__} as buffer {name!r} "
+                                    "(a Tensor or None is expected)")
+                buffers[name] = value
+            else:
+                object.__setattr__(self, name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called when normal lookup fails: look in the registries
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = self.__dict__.get(registry)
+            if entries is not None and name in entries:
+                return entries[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        for registry in ("_parameters", "_buffers", "_modules"):
+            entries = self.__dict__.get(registry)
+            if entries is not None and name in entries:
+                del entries[name]
+                self.__dict__["_non_persistent_buffers"].discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def _check_new_name(self, name: str, kind: str) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name must be a string, got {type(name).__name__}")
+        if name == "" or "." in name:
+            raise KeyError(f"{kind} name must be non-empty and contain no '.', got {name!r}")
+        if name in self.__dict__:
+            raise KeyError(f"attribute {name!r} already exists")
+
+    def _forget(self, name: str) -> None:
+        for entries in self._registries():
+            entries.pop(name, None)
+        self.__dict__["_non_persistent_buffers"].discard(name)
+
+    def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
+        """Register ``param`` (a :class:`Parameter`, or ``None`` for an absent one) as ``name``."""
+        self._registries()
+        self._check_new_name(name, "parameter")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} (wrap it in Parameter)")
+        self._forget(name)
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
+        """Register non-learnable state (saved in the state dict unless ``persistent=False``)."""
+        self._registries()
+        self._check_new_name(name, "buffer")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot register {type(tensor).__name__} as buffer {name!r} (a Tensor is expected)")
+        self._forget(name)
+        self._buffers[name] = tensor
+        if not persistent:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: Optional["Module"]) -> None:
+        """Register ``module`` as the child ``name``."""
+        self._registries()
+        self._check_new_name(name, "module")
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module")
+        self._forget(name)
+        self._modules[name] = module
+
+    # -- traversal ----------------------------------------------------------------
+
+    def named_children(self) -> Iterator[Tuple[str, "Module"]]:
+        for name, module in self._modules.items():
+            if module is not None:
+                yield name, module
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, prefix: str = "", _seen: Optional[Set[int]] = None) -> Iterator[Tuple[str, "Module"]]:
+        """This module and every submodule (each once), with dotted names; this one is ``prefix``."""
+        seen = set() if _seen is None else _seen
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield prefix, self
+        for name, module in self.named_children():
+            yield from module.named_modules(f"{prefix}.{name}" if prefix else name, seen)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def _named_members(self, registry: str, prefix: str, recurse: bool) -> Iterator[Tuple[str, Tensor]]:
+        seen: Set[int] = set()  # a tensor shared by two modules is listed once, as in PyTorch
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_name, module in modules:
+            for name, tensor in module.__dict__[registry].items():
+                if tensor is None or id(tensor) in seen:
+                    continue
+                seen.add(id(tensor))
+                yield (f"{module_name}.{name}" if module_name else name), tensor
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` for every parameter, in registration order."""
+        return self._named_members("_parameters", prefix, recurse)  # type: ignore[return-value]
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter (each once), in registration order: what an optimizer takes."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Tensor]]:
+        return self._named_members("_buffers", prefix, recurse)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
+
+    def apply(self, fn: Callable[["Module"], Any]) -> "Module":
+        """Call ``fn`` on every submodule (children first) and on this module; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # -- training helpers ------------------------------------------------------------
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients: ``p.grad = None`` (default) or zeros, for every parameter."""
+        for param in self.parameters():
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                param.grad.data[...] = 0
+
+    def train(self, mode: bool = True) -> "Module":
+        """Training mode (``mode=True``) or evaluation mode, for this module and all submodules."""
+        if not isinstance(mode, bool):
+            raise TypeError(f"train(mode) expects a bool, got {type(mode).__name__}")
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> "Module":
+        """Evaluation mode (``Dropout`` passes inputs through); same as ``train(False)``."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    # -- state dict -------------------------------------------------------------------
+
+    def _state_entries(self) -> "OrderedDict[str, Tensor]":
+        """Dotted name -> the live tensor, for parameters and persistent buffers."""
+        entries: "OrderedDict[str, Tensor]" = OrderedDict()
+        for module_name, module in self.named_modules():
+            dot = f"{module_name}." if module_name else ""
+            for name, param in module._parameters.items():
+                if param is not None:
+                    entries[dot + name] = param
+            for name, buffer in module._buffers.items():
+                if buffer is not None and name not in module._non_persistent_buffers:
+                    entries[dot + name] = buffer
+        return entries
+
+    def state_dict(self) -> "OrderedDict[str, Tensor]":
+        """Every parameter and persistent buffer under PyTorch's dotted key names.
+
+        The values are Tensors outside the graph that *share* the parameters'
+        arrays (as PyTorch's do): copy them, or save them, to keep a snapshot.
+        """
+        return OrderedDict((name, tensor.detach()) for name, tensor in self._state_entries().items())
+
+    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> IncompatibleKeys:
+        """Copy the values of ``state_dict`` into this module's parameters and buffers, in place.
+
+        Values may be Tensors, NumPy arrays or other array-likes (a ``torch``
+        state dict works as it is); they are cast to each parameter's dtype.
+        Every key must fit: with ``strict=True`` missing and unexpected keys are
+        an error, and a shape that differs always is.  Nothing is changed
+        unless everything fits.  Returns ``(missing_keys, unexpected_keys)``.
+        """
+        if not hasattr(state_dict, "items"):
+            raise TypeError(f"load_state_dict expects a dict of name -> array, got {type(state_dict).__name__}")
+        targets = self._state_entries()
+        missing = [key for key in targets if key not in state_dict]
+        unexpected = [key for key in state_dict if key not in targets]
+        problems = []
+        if strict and missing:
+            problems.append("missing key(s): " + ", ".join(missing))
+        if strict and unexpected:
+            problems.append("unexpected key(s): " + ", ".join(map(str, unexpected)))
+        arrays = {}
+        for key, target in targets.items():
+            if key not in state_dict:
+                continue
+            array = _as_array(state_dict[key], key)
+            if array.shape != target.data.shape:
+                problems.append(f"size mismatch for {key}: shape {array.shape} in the state dict, "
+                                f"{target.data.shape} in the model")
+            arrays[key] = array
+        if problems:
+            raise StateDictError(f"cannot load state dict into {type(self).__name__}: " + "; ".join(problems))
+        for key, array in arrays.items():
+            targets[key].data[...] = array  # in place: optimizers keep pointing at the same arrays
+        return IncompatibleKeys(missing, unexpected)
+
+    # -- printing ----------------------------------------------------------------------
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr (its hyperparameters)."""
+        return ""
+
+    def __repr__(self) -> str:
+        children = [f"({name}): " + repr(module).replace("\n", "\n  ") for name, module in self._modules.items()]
+        extra = self.extra_repr()
+        if not children:
+            return f"{type(self).__name__}({extra})"
+        lines = ([extra] if extra else []) + children
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self._parameters) | set(self._buffers) | set(self._modules))
