@@ -427,6 +427,8 @@ def _allowed_children(node: ast.AST, refuse) -> List[ast.AST]:
             raise refuse(node, f"unary {symbol} is not allowed (only unary minus)")
         return [node.operand]
     if isinstance(node, ast.Call):
+        if isinstance(node.func, ast.Attribute):
+            raise refuse(node, "method calls are not allowed (write relu(x), not x.relu())")
         if not isinstance(node.func, ast.Name):
             raise refuse(node, f"only calls of {', '.join(FUNCTIONS)} are allowed")
         name = node.func.id
