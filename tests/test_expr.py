@@ -349,3 +349,13 @@ def test_bad_bindings(items, phrase):
     with pytest.raises(ExpressionError) as info:
         parse_bindings(items)
     assert phrase in str(info.value) and "\n" not in str(info.value)
+
+
+def test_no_python_warnings_leak_out():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a SyntaxWarning printed to stderr would break the one-line error
+        for text in ("1if a else b", "0x1for", "a is 1"):
+            with pytest.raises(ExpressionError):
+                parse(text)

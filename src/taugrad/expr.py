@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -306,7 +307,9 @@ def parse(text: str) -> Expression:
         raise ExpressionError("null character in the expression", column=text.index("\x00") + 1)
     lines = text.splitlines() or [text]
     try:
-        tree = ast.parse(text, mode="eval")
+        with warnings.catch_warnings():  # e.g. "invalid decimal literal" for "1if": the error below says it
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text, mode="eval")
     except SyntaxError as err:
         raise _syntax_error(err, lines) from None
     except (RecursionError, MemoryError):
