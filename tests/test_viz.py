@@ -194,11 +194,27 @@ def test_tensor_like_nodes_show_shape_and_dtype():
 
 
 def test_real_tensor_graph():
-    tensor = pytest.importorskip("taugrad.tensor", reason="needs the Tensor engine")  # being built (issue 3)
-    Tensor = tensor.Tensor
+    from taugrad.tensor import Tensor
+
     x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
-    w = Tensor(np.ones((3, 1)), requires_grad=True)
-    y = (x @ w).sum()
+    w = Tensor(np.ones((3, 1), dtype=np.float32), requires_grad=True)
+    y = (x @ w.double()).sum() if hasattr(w, "double") else (x @ Tensor(w.data.astype(np.float64))).sum()
+    y.backward(retain_graph=True)
+    nodes, edges = _parse_dot(draw_dot(y).source)
+    labels = set(nodes.values())
+    # x @ w = [[3], [12]], sum = 15; d sum / dx = ones @ w.T = all ones
+    assert "{ shape (2, 3) float64 | data 0 .. 5 | grad 1 .. 1 }" in labels
+    assert "{ shape (2, 1) float64 | data 3 12 | grad None }" in labels
+    assert "{ shape () float64 | data 15.0000 | grad None }" in labels
+    assert "sum" in labels and "matmul" in labels
+    assert any(label.startswith("{ shape (3, 1) float32") for label in labels)
+
+
+def test_tensor_graph_freed_by_backward_says_so():
+    from taugrad.tensor import Tensor
+
+    x = Tensor(np.ones(3), requires_grad=True)
+    y = (x * 2.0).sum()
+    y.backward()  # frees the graph, as PyTorch does
     source = draw_dot(y).source
-    assert "shape (2, 3) float64" in source and "shape (3, 1) float64" in source
-    assert "shape () float64" in source
+    assert "retain_graph=True" in source

@@ -121,11 +121,11 @@ def _node_label(node: Any) -> str:
 _RECORD_SPECIAL = re.compile(r'([\\{}|<>"])')
 
 
-def _escape(text: str) -> str:
+def _escape(text: str, limit: int = 60) -> str:
     """Make ``text`` safe inside a quoted record label: one line, specials escaped."""
     text = re.sub(r"[\x00-\x1f\x7f]+", " ", text)
-    if len(text) > 60:
-        text = text[:57] + "..."
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
     return _RECORD_SPECIAL.sub(r"\\\1", text)
 
 
@@ -142,9 +142,12 @@ def _records(root: Any) -> Tuple[List[Tuple[str, Dict[str, str]]], List[Tuple[st
         nodes.append((name, {"label": _node_label(node), "shape": "record"}))
         parents = getattr(node, "_prev", ()) or ()
         op = _op_name(node)
+        if op == "released" and not parents:
+            # a Tensor whose backward() freed the graph (PyTorch's behaviour): say so instead of a bare node
+            op = "graph freed by backward(); use backward(retain_graph=True) to draw it"
         if op:
             op_id = name + "_op"
-            nodes.append((op_id, {"label": _escape(op), "shape": "ellipse"}))
+            nodes.append((op_id, {"label": _escape(op, limit=100), "shape": "ellipse"}))
             edges.append((op_id, name))
             target = op_id
         else:
@@ -317,6 +320,8 @@ def draw_dot(root: Any, format: str = "svg", rankdir: str = "LR") -> Any:  # noq
     ``.render(filename)``, ``.pipe()`` and display inline in Jupyter; pictures
     need Graphviz's ``dot`` program (:class:`GraphvizNotFound` says how to get it).
     ``rankdir='LR'`` draws left to right, ``'TB'`` top to bottom.
+    A ``Tensor``'s ``backward()`` frees the graph as in PyTorch: call
+    ``backward(retain_graph=True)`` to draw a tensor graph with its gradients.
     """
     fmt = _check_format(format)
     _check_rankdir(rankdir)
