@@ -1,0 +1,123 @@
+"""Functions that work on arrays and on Tensors alike, for the local rules.
+
+A rule receives raw arrays on the first-order path and Tensors when
+``create_graph=True`` (see :mod:`taugrad.ops.core`).  Operators and methods are
+shared by both already; the few *functions* a rule needs are here: each one
+does the array thing for an array and calls the differentiable Tensor op for a
+Tensor.  Array functions go through the array's module (``xp``), the seam for a
+CuPy backend.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from taugrad.ops.core import array_module
+from taugrad.tensor import Tensor
+
+_erf_scalar = np.frompyfunc(math.erf, 1, 1)
+
+
+def sum_to(g, shape: tuple):
+    """Sum ``g`` over the axes that broadcasting added, down to ``shape``.
+
+    If ``z = f(a)`` broadcast ``a`` from ``shape`` up to ``g.shape``, each element
+    of ``a`` fed every output position along the broadcast axes, so its gradient
+    is the sum over them: leading axes are summed away, size-1 axes kept.
+    """
+    gshape = g.shape
+    if gshape == shape:
+        return g
+    lead = len(gshape) - len(shape)
+    inner = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    if not inner:  # only leading axes: one reduction, result already shaped
+        return g.sum(axis=tuple(range(lead)))
+    g = g.sum(axis=tuple(range(lead)) + tuple(lead + i for i in inner), keepdims=True)
+    return g.reshape(shape)
+
+
+def broadcast_to(g, shape: tuple):
+    """``g`` repeated up to ``shape`` (the adjoint of :func:`sum_to`)."""
+    if g.shape == shape:
+        return g
+    if isinstance(g, Tensor):
+        return g.expand(shape)
+    if g.ndim == 0:  # np.full is several times cheaper than np.broadcast_to here
+        return array_module(g).full(shape, g, dtype=g.dtype)
+    return array_module(g).broadcast_to(g, shape)
+
+
+def where(condition, x, y):
+    """Elementwise ``x if condition else y`` (condition is a constant mask)."""
+    if isinstance(x, Tensor) or isinstance(y, Tensor):
+        from taugrad.ops.elementwise import where as tensor_where
+
+        return tensor_where(condition, x, y)
+    if isinstance(condition, Tensor):
+        condition = condition.data
+    return array_module(x if hasattr(x, "dtype") else y).where(condition, x, y)
+
+
+def exp(x):
+    return x.exp() if isinstance(x, Tensor) else array_module(x).exp(x)
+
+
+def log(x):
+    return x.log() if isinstance(x, Tensor) else array_module(x).log(x)
+
+
+def sign(x):
+    return x.sign() if isinstance(x, Tensor) else array_module(x).sign(x)
+
+
+def erf(x):
+    if isinstance(x, Tensor):
+        return x.erf()
+    return erf_array(x)
+
+
+def erf_array(x):
+    """The error function of an array (libm's ``erf``, exact to double precision)."""
+    return _erf_scalar(x).astype(x.dtype) if x.ndim else np.asarray(math.erf(x), dtype=x.dtype)
+
+
+def sigmoid(x):
+    return x.sigmoid() if isinstance(x, Tensor) else sigmoid_array(x)
+
+
+def sigmoid_array(x):
+    """1 / (1 + exp(-x)) without overflow: exp of a non-positive number only."""
+    xp = array_module(x)
+    e = xp.exp(-xp.abs(x))  # in (0, 1]
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def permute(g, axes):
+    return g.permute(axes) if isinstance(g, Tensor) else array_module(g).transpose(g, axes)
+
+
+def zeros(shape, like):
+    """Zeros of ``shape`` with ``like``'s dtype, as a constant (no graph)."""
+    data = like.data if isinstance(like, Tensor) else like
+    z = array_module(data).zeros(shape, dtype=data.dtype)
+    return Tensor(z) if isinstance(like, Tensor) else z
+
+
+def scatter_add(g, key, shape: tuple, unique: bool):
+    """Zeros of ``shape`` with ``g`` added at ``key`` (the adjoint of ``x[key]``).
+
+    Repeated integer indices accumulate (``np.add.at``); keys without integer
+    arrays (``unique``) hit every position at most once, a plain assignment.
+    """
+    if isinstance(g, Tensor):
+        from taugrad.ops.index import index_scatter
+
+        return index_scatter(g, key, shape, unique)
+    xp = array_module(g)
+    out = xp.zeros(shape, dtype=g.dtype)
+    if unique:
+        out[key] = g
+    else:
+        xp.add.at(out, key, g)
+    return out

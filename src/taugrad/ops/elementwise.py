@@ -1,0 +1,597 @@
+"""Elementwise ops with NumPy broadcasting, and their local rules.
+
+For ``z = f(a, b)`` broadcast to ``z.shape``, the chain rule gives
+``grad_a = sum_to(g * dz/da, a.shape)``: every broadcast copy of an element of
+``a`` contributed to the loss, so its gradient is the sum over the copies.
+
+Python numbers as operands are kept as constants in ``_ctx`` (no Tensor made)
+and follow NumPy 2's weak promotion: ``float32_tensor * 2.0`` stays float32.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from taugrad.ops import anyarray as A
+from taugrad.ops.core import (
+    array_module,
+    broadcast_error,
+    constant,
+    make,
+    operand,
+    rule,
+)
+from taugrad.tensor import Tensor
+
+_SQRT_2 = math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_GELU_K = math.sqrt(2.0 / math.pi)  # tanh approximation constants
+_GELU_C = 0.044715
+
+
+def _binary_data(op: str, fn, a: Tensor, b: Tensor):
+    try:
+        return fn(a.data, b.data)
+    except ValueError:
+        raise broadcast_error(op, a, b) from None
+
+
+# ---------------------------------------------------------------------------
+# + - * / **
+# ---------------------------------------------------------------------------
+
+
+@rule("add")
+def add_backward(g, out, ins, node):
+    """z = a + b:  dz/da = 1,  dz/db = 1."""
+    a, b = ins
+    return A.sum_to(g, a.shape), A.sum_to(g, b.shape)
+
+
+@rule("add")
+def add_scalar_backward(g, out, ins, node):
+    """z = a + c (c a number):  dz/da = 1."""
+    return (g,)
+
+
+def add(a: Tensor, b) -> Tensor:
+    """``a + b`` with broadcasting."""
+    if isinstance(b, Tensor):
+        try:
+            data = a.data + b.data
+        except ValueError:
+            raise broadcast_error("add", a, b) from None
+        return make(data, (a, b), add_backward)
+    if type(b) is float or type(b) is int:
+        return make(a.data + b, (a,), add_scalar_backward)
+    return add(a, operand(b, a))
+
+
+@rule("sub")
+def sub_backward(g, out, ins, node):
+    """z = a - b:  dz/da = 1,  dz/db = -1."""
+    a, b = ins
+    return A.sum_to(g, a.shape), (A.sum_to(-g, b.shape) if node._prev[1].requires_grad else None)
+
+
+@rule("rsub")
+def rsub_scalar_backward(g, out, ins, node):
+    """z = c - a:  dz/da = -1."""
+    return (-g,)
+
+
+def sub(a: Tensor, b) -> Tensor:
+    """``a - b`` with broadcasting."""
+    if isinstance(b, Tensor):
+        try:
+            data = a.data - b.data
+        except ValueError:
+            raise broadcast_error("sub", a, b) from None
+        return make(data, (a, b), sub_backward)
+    if type(b) is float or type(b) is int:
+        return make(a.data - b, (a,), add_scalar_backward)
+    return sub(a, operand(b, a))
+
+
+def rsub(a: Tensor, b) -> Tensor:
+    """``b - a`` (Python's reflected subtraction)."""
+    if type(b) is float or type(b) is int:
+        return make(b - a.data, (a,), rsub_scalar_backward)
+    return sub(operand(b, a), a)
+
+
+@rule("mul", reads=(0, 1))
+def mul_backward(g, out, ins, node):
+    """z = a * b:  dz/da = b,  dz/db = a."""
+    a, b = ins
+    pa, pb = node._prev
+    return (
+        A.sum_to(g * b, a.shape) if pa.requires_grad else None,
+        A.sum_to(g * a, b.shape) if pb.requires_grad else None,
+    )
+
+
+@rule("mul")
+def mul_scalar_backward(g, out, ins, node):
+    """z = a * c:  dz/da = c."""
+    return (g * node._ctx,)
+
+
+def mul(a: Tensor, b) -> Tensor:
+    """``a * b`` with broadcasting."""
+    if isinstance(b, Tensor):
+        try:
+            data = a.data * b.data
+        except ValueError:
+            raise broadcast_error("mul", a, b) from None
+        return make(data, (a, b), mul_backward)
+    if type(b) is float or type(b) is int:
+        return make(a.data * b, (a,), mul_scalar_backward, b)
+    return mul(a, operand(b, a))
+
+
+@rule("div", reads=(0, 1))
+def div_backward(g, out, ins, node):
+    """z = a / b:  dz/da = 1/b,  dz/db = -a/b^2."""
+    a, b = ins
+    pa, pb = node._prev
+    return (
+        A.sum_to(g / b, a.shape) if pa.requires_grad else None,
+        A.sum_to(-g * a / (b * b), b.shape) if pb.requires_grad else None,
+    )
+
+
+@rule("div")
+def div_scalar_backward(g, out, ins, node):
+    """z = a / c:  dz/da = 1/c."""
+    return (g / node._ctx,)
+
+
+@rule("rdiv", reads=(0,))
+def rdiv_scalar_backward(g, out, ins, node):
+    """z = c / a:  dz/da = -c/a^2."""
+    (a,) = ins
+    return (-g * node._ctx / (a * a),)
+
+
+def div(a: Tensor, b) -> Tensor:
+    """``a / b`` (true division) with broadcasting."""
+    if isinstance(b, Tensor):
+        try:
+            data = a.data / b.data
+        except ValueError:
+            raise broadcast_error("div", a, b) from None
+        return make(data, (a, b), div_backward)
+    if type(b) is float or type(b) is int:
+        return make(a.data / b, (a,), div_scalar_backward, b)
+    return div(a, operand(b, a))
+
+
+def rdiv(a: Tensor, b) -> Tensor:
+    """``b / a`` (Python's reflected division)."""
+    if type(b) is float or type(b) is int:
+        return make(b / a.data, (a,), rdiv_scalar_backward, b)
+    return div(operand(b, a), a)
+
+
+@rule("pow", reads=(0, 1, "out"))
+def pow_backward(g, out, ins, node):
+    """z = a ** b:  dz/da = b a^(b-1),  dz/db = a^b log(a)  (0 where a = 0 and b >= 0, as PyTorch)."""
+    a, b = ins
+    pa, pb = node._prev
+    grad_a = grad_b = None
+    if pa.requires_grad:
+        grad_a = A.sum_to(g * b * a ** (b - 1), a.shape)
+    if pb.requires_grad:
+        zero_base = (a == 0) & (b >= 0)
+        grad_b = A.sum_to(g * A.where(zero_base, 0.0, out * A.log(a)), b.shape)
+    return grad_a, grad_b
+
+
+@rule("pow", reads=(0,))
+def pow_scalar_backward(g, out, ins, node):
+    """z = a ** c:  dz/da = c a^(c-1)."""
+    (a,) = ins
+    c = node._ctx
+    if c == 0:
+        return (g * 0.0,)
+    if c == 1:
+        return (g,)
+    if c == 2:
+        return (g * (2.0 * a),)
+    return (g * (c * a ** (c - 1)),)
+
+
+@rule("rpow", reads=("out",))
+def rpow_scalar_backward(g, out, ins, node):
+    """z = c ** a:  dz/da = c^a log(c)."""
+    c = node._ctx
+    if c == 0:  # 0 ** a is constant (0) for a > 0; PyTorch uses 0 there too
+        return (g * 0.0,)
+    return (g * (out * math.log(c)) if c > 0 else g * (out * float("nan")),)
+
+
+def pow(a: Tensor, b) -> Tensor:
+    """``a ** b`` with broadcasting."""
+    if isinstance(b, Tensor):
+        return make(_binary_data("pow", np.power, a, b), (a, b), pow_backward)
+    if type(b) is float or type(b) is int:
+        try:
+            data = a.data**b
+        except ValueError as error:  # integers to negative integer powers
+            raise ValueError(f"pow: {error}") from None
+        return make(data, (a,), pow_scalar_backward, b)
+    return pow(a, operand(b, a))
+
+
+def rpow(a: Tensor, b) -> Tensor:
+    """``b ** a`` (Python's reflected power)."""
+    if type(b) is float or type(b) is int:
+        return make(b**a.data, (a,), rpow_scalar_backward, b)
+    return pow(operand(b, a), a)
+
+
+# ---------------------------------------------------------------------------
+# unary functions
+# ---------------------------------------------------------------------------
+
+
+@rule("neg")
+def neg_backward(g, out, ins, node):
+    """z = -a:  dz/da = -1."""
+    return (-g,)
+
+
+def neg(a: Tensor) -> Tensor:
+    """``-a``."""
+    return make(-a.data, (a,), neg_backward)
+
+
+@rule("exp", reads=("out",))
+def exp_backward(g, out, ins, node):
+    """z = exp(a):  dz/da = exp(a) = z."""
+    return (g * out,)
+
+
+def exp(a: Tensor) -> Tensor:
+    """``e ** a``."""
+    return make(np.exp(a.data), (a,), exp_backward)
+
+
+@rule("log", reads=(0,))
+def log_backward(g, out, ins, node):
+    """z = log(a):  dz/da = 1/a."""
+    return (g / ins[0],)
+
+
+def log(a: Tensor) -> Tensor:
+    """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
+    return make(np.log(a.data), (a,), log_backward)
+
+
+@rule("log1p", reads=(0,))
+def log1p_backward(g, out, ins, node):
+    """z = log(1 + a):  dz/da = 1/(1 + a)."""
+    return (g / (1.0 + ins[0]),)
+
+
+def log1p(a: Tensor) -> Tensor:
+    """``log(1 + a)``, accurate for small ``a``."""
+    return make(np.log1p(a.data), (a,), log1p_backward)
+
+
+@rule("sqrt", reads=("out",))
+def sqrt_backward(g, out, ins, node):
+    """z = sqrt(a):  dz/da = 1/(2 sqrt(a)) = 1/(2z)."""
+    return (g / (2.0 * out),)
+
+
+def sqrt(a: Tensor) -> Tensor:
+    """Square root."""
+    return make(np.sqrt(a.data), (a,), sqrt_backward)
+
+
+@rule("sin", reads=(0,))
+def sin_backward(g, out, ins, node):
+    """z = sin(a):  dz/da = cos(a)."""
+    a = ins[0]
+    return (g * (a.cos() if isinstance(a, Tensor) else np.cos(a)),)
+
+
+def sin(a: Tensor) -> Tensor:
+    return make(np.sin(a.data), (a,), sin_backward)
+
+
+@rule("cos", reads=(0,))
+def cos_backward(g, out, ins, node):
+    """z = cos(a):  dz/da = -sin(a)."""
+    a = ins[0]
+    return (-g * (a.sin() if isinstance(a, Tensor) else np.sin(a)),)
+
+
+def cos(a: Tensor) -> Tensor:
+    return make(np.cos(a.data), (a,), cos_backward)
+
+
+@rule("abs", reads=(0,))
+def abs_backward(g, out, ins, node):
+    """z = |a|:  dz/da = sign(a)  (0 at a = 0, as PyTorch)."""
+    return (g * A.sign(ins[0]),)
+
+
+def abs(a: Tensor) -> Tensor:
+    """``|a|``."""
+    return make(np.abs(a.data), (a,), abs_backward)
+
+
+def sign(a: Tensor) -> Tensor:
+    """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
+    return constant(np.sign(a.data))
+
+
+@rule("tanh", reads=("out",))
+def tanh_backward(g, out, ins, node):
+    """z = tanh(a):  dz/da = 1 - z^2."""
+    return (g * (1.0 - out * out),)
+
+
+def tanh(a: Tensor) -> Tensor:
+    """Hyperbolic tangent."""
+    return make(np.tanh(a.data), (a,), tanh_backward)
+
+
+@rule("sigmoid", reads=("out",))
+def sigmoid_backward(g, out, ins, node):
+    """z = 1/(1 + exp(-a)):  dz/da = z (1 - z)."""
+    return (g * (out * (1.0 - out)),)
+
+
+def sigmoid(a: Tensor) -> Tensor:
+    """Logistic function, computed without overflow for any input."""
+    return make(A.sigmoid_array(a.data), (a,), sigmoid_backward)
+
+
+@rule("relu", reads=(0,))
+def relu_backward(g, out, ins, node):
+    """z = max(a, 0):  dz/da = 1 where a > 0, else 0."""
+    return (g * (ins[0] > 0),)
+
+
+def relu(a: Tensor) -> Tensor:
+    """``max(a, 0)`` elementwise."""
+    return make(np.maximum(a.data, 0), (a,), relu_backward)
+
+
+@rule("gelu", reads=(0,))
+def gelu_backward(g, out, ins, node):
+    """Exact:  z = a Phi(a)  =>  dz/da = Phi(a) + a phi(a)  (Phi, phi: normal cdf, pdf).
+
+    tanh approximation:  z = a/2 (1 + tanh(u)), u = k (a + c a^3)
+    =>  dz/da = (1 + t)/2 + a/2 (1 - t^2) k (1 + 3 c a^2), t = tanh(u).
+    """
+    (a,) = ins
+    if node._ctx == "tanh":
+        t = _tanh_any(_GELU_K * (a + _GELU_C * a * a * a))
+        return (g * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * _GELU_K * (1.0 + 3.0 * _GELU_C * a * a)),)
+    cdf = 0.5 * (1.0 + A.erf(a * (1.0 / _SQRT_2)))
+    pdf = A.exp(-0.5 * a * a) * _INV_SQRT_2PI
+    return (g * (cdf + a * pdf),)
+
+
+def _tanh_any(x):
+    return x.tanh() if isinstance(x, Tensor) else np.tanh(x)
+
+
+def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+    """Gaussian error linear unit ``a * Phi(a)`` (``approximate='tanh'``: the tanh form)."""
+    x = a.data
+    if approximate == "tanh":
+        data = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+    elif approximate == "none":
+        data = 0.5 * x * (1.0 + A.erf_array(x * (1.0 / _SQRT_2)))
+    else:
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return make(data, (a,), gelu_backward, approximate)
+
+
+@rule("erf", reads=(0,))
+def erf_backward(g, out, ins, node):
+    """z = erf(a):  dz/da = 2/sqrt(pi) exp(-a^2)."""
+    a = ins[0]
+    return (g * (_TWO_OVER_SQRT_PI * A.exp(-(a * a))),)
+
+
+def erf(a: Tensor) -> Tensor:
+    """The error function."""
+    return make(A.erf_array(a.data), (a,), erf_backward)
+
+
+# ---------------------------------------------------------------------------
+# maximum, minimum, clip, where
+# ---------------------------------------------------------------------------
+
+
+@rule("maximum", reads=(0, 1))
+def maximum_backward(g, out, ins, node):
+    """z = max(a, b): the gradient goes to the larger input, half to each on ties (PyTorch)."""
+    a, b = ins
+    tie = (a == b) * 0.5
+    to_a = 1.0 - (a < b) - tie
+    to_b = 1.0 - (a > b) - tie
+    return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
+
+
+def maximum(a, b) -> Tensor:
+    """Elementwise maximum with broadcasting (NaN propagates)."""
+    a = a if isinstance(a, Tensor) else operand(a, b)
+    b = operand(b, a)
+    return make(_binary_data("maximum", np.maximum, a, b), (a, b), maximum_backward)
+
+
+@rule("minimum", reads=(0, 1))
+def minimum_backward(g, out, ins, node):
+    """z = min(a, b): the gradient goes to the smaller input, half to each on ties (PyTorch)."""
+    a, b = ins
+    tie = (a == b) * 0.5
+    to_a = 1.0 - (a > b) - tie
+    to_b = 1.0 - (a < b) - tie
+    return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
+
+
+def minimum(a, b) -> Tensor:
+    """Elementwise minimum with broadcasting (NaN propagates)."""
+    a = a if isinstance(a, Tensor) else operand(a, b)
+    b = operand(b, a)
+    return make(_binary_data("minimum", np.minimum, a, b), (a, b), minimum_backward)
+
+
+@rule("clip", reads=(0,))
+def clip_backward(g, out, ins, node):
+    """z = clip(a, lo, hi):  dz/da = 1 where lo <= a <= hi, else 0."""
+    (a,) = ins
+    lo, hi = node._ctx
+    if lo is None:
+        inside = a <= hi
+    elif hi is None:
+        inside = a >= lo
+    else:
+        inside = (a >= lo) & (a <= hi)
+    return (g * inside,)
+
+
+def clip(a: Tensor, min=None, max=None) -> Tensor:
+    """Limit values to ``[min, max]`` (either may be None); also ``clamp``."""
+    if min is None and max is None:
+        raise ValueError("clip: at least one of min and max must be given")
+    bounds = []
+    for name, bound in (("min", min), ("max", max)):
+        if isinstance(bound, Tensor):
+            if bound.requires_grad:
+                raise ValueError(f"clip: gradients with respect to {name} are not supported; use maximum/minimum")
+            bound = bound.data
+        bounds.append(bound)
+    lo, hi = bounds
+    try:
+        if lo is None:
+            data = np.minimum(a.data, hi)
+        elif hi is None:
+            data = np.maximum(a.data, lo)
+        else:
+            data = np.minimum(np.maximum(a.data, lo), hi)
+    except ValueError:
+        raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
+    return make(data, (a,), clip_backward, (lo, hi))
+
+
+@rule("where")
+def where_backward(g, out, ins, node):
+    """z = where(c, x, y):  dz/dx = c,  dz/dy = not c  (c is a constant mask)."""
+    c, x, y = ins
+    _, px, py = node._prev
+    return (
+        None,
+        A.sum_to(A.where(c, g, 0.0), x.shape) if px.requires_grad else None,
+        A.sum_to(A.where(c, 0.0, g), y.shape) if py.requires_grad else None,
+    )
+
+
+def where(condition, x, y) -> Tensor:
+    """Elementwise ``x if condition else y``, broadcasting all three."""
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        x = Tensor(x)
+    x = x if isinstance(x, Tensor) else operand(x, y)
+    y = operand(y, x)
+    cond = condition if isinstance(condition, Tensor) else constant(np.asarray(condition))
+    if cond.data.dtype != np.bool_:
+        cond = constant(cond.data.astype(bool))
+    try:
+        data = array_module(x.data).where(cond.data, x.data, y.data)
+    except ValueError:
+        raise ValueError(
+            f"where: shapes {cond.shape}, {x.shape} and {y.shape} cannot broadcast"
+        ) from None
+    return make(data, (cond, x, y), where_backward)
+
+
+# ---------------------------------------------------------------------------
+# dtype and copies
+# ---------------------------------------------------------------------------
+
+
+@rule("astype")
+def astype_backward(g, out, ins, node):
+    """z = a converted to another float dtype:  dz/da = 1 (converted back)."""
+    return (g.astype(ins[0].dtype),)
+
+
+def astype(a: Tensor, dtype) -> Tensor:
+    """``a`` converted to ``dtype`` (also ``.to(dtype)``); gradients flow between float dtypes."""
+    from taugrad.tensor import _dtype_of
+
+    dtype = _dtype_of(dtype)
+    if dtype == a.data.dtype:
+        return a
+    data = a.data.astype(dtype)
+    if dtype.kind not in "fc":
+        return constant(data)
+    return make(data, (a,), astype_backward)
+
+
+@rule("clone")
+def clone_backward(g, out, ins, node):
+    """z = copy of a:  dz/da = 1."""
+    return (g,)
+
+
+def clone(a: Tensor) -> Tensor:
+    """A copy of ``a`` with its own storage, still in the graph."""
+    return make(a.data.copy(), (a,), clone_backward)
+
+
+# ---------------------------------------------------------------------------
+# comparisons and logic: constants, no gradient
+# ---------------------------------------------------------------------------
+
+
+def _as_data(b):
+    from taugrad.tensor import to_array
+
+    return to_array(b)
+
+
+def _compare(op: str, fn):
+    def compare(a: Tensor, b) -> Tensor:
+        bd = b.data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
+        try:
+            return constant(fn(a.data, bd))
+        except ValueError:
+            raise ValueError(
+                f"{op}: shapes {a.shape} and {np.shape(bd)} cannot broadcast"
+            ) from None
+
+    compare.__name__ = op
+    compare.__doc__ = f"Elementwise ``{op}`` as a bool tensor (no gradient)."
+    return compare
+
+
+lt = _compare("lt", np.less)
+le = _compare("le", np.less_equal)
+gt = _compare("gt", np.greater)
+ge = _compare("ge", np.greater_equal)
+eq = _compare("eq", np.equal)
+ne = _compare("ne", np.not_equal)
+logical_and = _compare("logical_and", np.logical_and)
+logical_or = _compare("logical_or", np.logical_or)
+logical_xor = _compare("logical_xor", np.logical_xor)
+bitwise_and = _compare("and", np.bitwise_and)  # ``&``: logical for bool tensors
+bitwise_or = _compare("or", np.bitwise_or)  # ``|``
+bitwise_xor = _compare("xor", np.bitwise_xor)  # ``^``
+
+
+def logical_not(a: Tensor) -> Tensor:
+    """Elementwise not (``~a`` for bool tensors)."""
+    if a.data.dtype != np.bool_:
+        return constant(np.invert(a.data))
+    return constant(np.logical_not(a.data))

@@ -1,0 +1,63 @@
+"""Matrix product ``a @ b`` (NumPy's ``matmul`` semantics) and its rule.
+
+For matrices, ``Z = A B`` gives ``dL/dA = G B^T`` and ``dL/dB = A^T G``.
+Everything else reduces to that case:
+
+* a 1-D left operand is a row vector ``(1, k)``, a 1-D right operand a column
+  ``(k, 1)``; the inserted axis is absent from ``G`` and is put back first;
+* batch dimensions broadcast like elementwise ops, so each operand's gradient
+  is summed back to its own batch shape.
+"""
+from __future__ import annotations
+
+from taugrad.ops import anyarray as A
+from taugrad.ops.core import make, operand, rule
+from taugrad.tensor import Tensor
+
+
+@rule("matmul", reads=(0, 1))
+def matmul_backward(g, out, ins, node):
+    """Z = A B:  dL/dA = G B^T,  dL/dB = A^T G  (with 1-D and batch cases)."""
+    a, b = ins
+    pa, pb = node._prev
+    if a.ndim == 2 and b.ndim == 2:  # the common case, no reshaping
+        return (g @ b.T if pa.requires_grad else None, a.T @ g if pb.requires_grad else None)
+    if a.ndim == 1 and b.ndim == 1:  # dot product: g is 0-d
+        return (g * b if pa.requires_grad else None, g * a if pb.requires_grad else None)
+    # Put back the axis that 1-D operands lost, so G is a (batch of) matrices.
+    a2 = a.reshape((1, a.shape[0])) if a.ndim == 1 else a
+    b2 = b.reshape((b.shape[0], 1)) if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = g2.reshape(g2.shape[:-1] + (1,) + g2.shape[-1:])
+    if b.ndim == 1:
+        g2 = g2.reshape(g2.shape + (1,))
+    grad_a = grad_b = None
+    if pa.requires_grad:
+        grad_a = A.sum_to(g2 @ b2.swapaxes(-1, -2), a2.shape).reshape(a.shape)
+    if pb.requires_grad:
+        grad_b = A.sum_to(a2.swapaxes(-1, -2) @ g2, b2.shape).reshape(b.shape)
+    return grad_a, grad_b
+
+
+def _shape_error(a: Tensor, b: Tensor) -> ValueError:
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    if not sa or not sb:
+        return ValueError(f"matmul: both operands need at least 1 dimension, got {sa} @ {sb}")
+    return ValueError(f"matmul: {sa} @ {sb} (inner dimensions or batch shapes do not match)")
+
+
+def matmul(a: Tensor, b) -> Tensor:
+    """Matrix product ``a @ b``: 1-D operands are vectors, leading dimensions are batches."""
+    if not isinstance(b, Tensor):
+        b = operand(b, a)
+    try:
+        data = a.data @ b.data
+    except ValueError:
+        raise _shape_error(a, b) from None
+    return make(data, (a, b), matmul_backward)
+
+
+def rmatmul(a: Tensor, b) -> Tensor:
+    """``b @ a`` for a non-Tensor ``b``."""
+    return matmul(operand(b, a), a)

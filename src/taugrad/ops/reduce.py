@@ -1,0 +1,331 @@
+"""Reductions (``sum mean max min amax amin var std logsumexp``) and their rules.
+
+All take ``dim`` (an int, a tuple of ints, negative counting from the end, or
+None for all dimensions) and ``keepdim``, or NumPy's ``axis``/``keepdims``.
+
+The rules share one move: put the reduced axes back as size-1 axes
+(``_kept``), then let broadcasting spread the gradient over the inputs that
+were reduced.
+"""
+from __future__ import annotations
+
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from taugrad.ops import anyarray as A
+from taugrad.ops.core import array_module, constant, make, normalize_dim, normalize_dims, pick, rule
+from taugrad.tensor import Tensor
+
+#: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
+ValuesIndices = namedtuple("ValuesIndices", "values indices")
+
+_ALL = (None, False)  # ctx of a full reduction without keepdim (the common case)
+
+
+def _resolve(x: Tensor, dim, keepdim, axis, keepdims, op: str):
+    """(dims or None, keepdim) from PyTorch or NumPy style arguments."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}: pass either dim or axis, not both")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return normalize_dims(dim, x.data.ndim, op), bool(keepdim)
+
+
+def _kept(g, in_shape: tuple, dims, keepdim: bool):
+    """``g`` (a reduction's output or its gradient) with the reduced axes as size 1."""
+    if keepdim or dims is None:  # None: g is 0-d (or all ones), broadcasting does it
+        return g
+    if not dims:
+        return g
+    return g.reshape(tuple(1 if i in dims else n for i, n in enumerate(in_shape)))
+
+
+def _count(shape: tuple, dims) -> int:
+    """Number of elements reduced into each output element."""
+    if dims is None:
+        n = 1
+        for s in shape:
+            n *= s
+        return n
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+def _reduce_error(op: str, x: Tensor) -> ValueError:
+    return ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {x.shape}")
+
+
+# ---------------------------------------------------------------------------
+# sum, mean
+# ---------------------------------------------------------------------------
+
+
+@rule("sum")
+def sum_backward(g, out, ins, node):
+    """z = sum_i a_i:  dz/da_i = 1, so every reduced element receives g."""
+    (x,) = ins
+    dims, keepdim = node._ctx
+    return (A.broadcast_to(_kept(g, x.shape, dims, keepdim), x.shape),)
+
+
+def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Sum over ``dim`` (all dimensions by default)."""
+    if dim is None and axis is None and not keepdim and not keepdims:
+        return make(x.data.sum(), (x,), sum_backward, _ALL)
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
+    return make(x.data.sum(axis=dims, keepdims=keepdim), (x,), sum_backward, (dims, keepdim))
+
+
+@rule("mean")
+def mean_backward(g, out, ins, node):
+    """z = (1/n) sum_i a_i:  dz/da_i = 1/n."""
+    (x,) = ins
+    dims, keepdim = node._ctx
+    n = _count(x.shape, dims)
+    g = _kept(g, x.shape, dims, keepdim) * (1.0 / n if n else float("nan"))
+    return (A.broadcast_to(g, x.shape),)
+
+
+def mean(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Arithmetic mean over ``dim`` (all dimensions by default)."""
+    if x.data.dtype.kind not in "fc":
+        raise TypeError(f"mean: needs a floating tensor, got dtype {x.data.dtype}")
+    if dim is None and axis is None and not keepdim and not keepdims:
+        dims, keepdim = _ALL
+    else:
+        dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "mean")
+    n = _count(x.data.shape, dims)
+    data = x.data.sum(axis=dims, keepdims=keepdim)
+    data = data * (1.0 / n) if n else data * float("nan")
+    return make(data, (x,), mean_backward, (dims, keepdim))
+
+
+# ---------------------------------------------------------------------------
+# max, min
+# ---------------------------------------------------------------------------
+
+
+@rule("amax", reads=(0, "out"))
+def extreme_backward(g, out, ins, node):
+    """z = max_i a_i: the gradient goes to the maximal elements, split evenly on ties.
+
+    (PyTorch's rule for ``amax``/``amin`` and for ``max()`` without ``dim``.)
+    """
+    (x,) = ins
+    dims, keepdim = node._ctx
+    hit = x == _kept(out, x.shape, dims, keepdim)
+    count = hit.sum(axis=dims, keepdims=True)
+    return (_kept(g, x.shape, dims, keepdim) * hit / count,)
+
+
+def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn) -> Tensor:
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
+    try:
+        data = fn(x.data, axis=dims, keepdims=keepdim)
+    except ValueError:
+        raise _reduce_error(op, x) from None
+    return make(data, (x,), extreme_backward, (dims, keepdim))
+
+
+def amax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Largest value over ``dim`` (ties share the gradient evenly)."""
+    return _extreme(x, dim, keepdim, axis, keepdims, "amax", np.max)
+
+
+def amin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Smallest value over ``dim`` (ties share the gradient evenly)."""
+    return _extreme(x, dim, keepdim, axis, keepdims, "amin", np.min)
+
+
+@rule("max_dim")
+def select_backward(g, out, ins, node):
+    """z = a[argmax]: the gradient goes to the selected index only (PyTorch's max(dim))."""
+    (x,) = ins
+    d, keepdim, index = node._ctx
+    if not keepdim:
+        g = g.reshape(index.shape)
+    n = x.shape[d]
+    positions = array_module(index).arange(n).reshape(tuple(n if i == d else 1 for i in range(len(x.shape))))
+    return (g * (positions == index),)
+
+
+def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
+    """``(values, indices)`` along one dimension, as ``torch.max(x, dim)``."""
+    if axis is not None:
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op}: dim must be a single int when indices are returned; use a{op} for several")
+    if x.data.ndim == 0:
+        normalize_dims(dim, 0, op)
+        from taugrad.ops.elementwise import clone
+
+        return ValuesIndices(clone(x), constant(np.zeros((), dtype=np.int64)))
+    d = normalize_dim(dim, x.data.ndim, op)
+    try:
+        index = arg(x.data, axis=d, keepdims=True)
+    except ValueError:
+        raise _reduce_error(op, x) from None
+    values = fn(x.data, axis=d, keepdims=keepdim)
+    indices = index if keepdim else index.squeeze(d)
+    return ValuesIndices(make(values, (x,), select_backward, (d, keepdim, index)), constant(indices))
+
+
+def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Largest value.
+
+    * ``x.max()``: the maximum of all elements (ties share the gradient evenly);
+    * ``x.max(dim)``: ``(values, indices)`` along ``dim``, as ``torch.max``
+      (the gradient goes to the returned index);
+    * ``x.max(other_tensor)``: elementwise :func:`maximum`.
+    """
+    if isinstance(dim, Tensor):
+        from taugrad.ops.elementwise import maximum
+
+        return maximum(x, dim)
+    if dim is None and axis is None:
+        return _extreme(x, None, keepdim, None, keepdims, "max", np.max)
+    return _extreme_dim(x, dim, keepdim, axis, keepdims, "max", np.argmax, np.max)
+
+
+def min(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """Smallest value; see :func:`max` for the forms."""
+    if isinstance(dim, Tensor):
+        from taugrad.ops.elementwise import minimum
+
+        return minimum(x, dim)
+    if dim is None and axis is None:
+        return _extreme(x, None, keepdim, None, keepdims, "min", np.min)
+    return _extreme_dim(x, dim, keepdim, axis, keepdims, "min", np.argmin, np.min)
+
+
+def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Index of the largest value (of the flattened tensor when ``dim`` is None)."""
+    return _arg(x, dim, keepdim, axis, keepdims, "argmax", np.argmax)
+
+
+def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Index of the smallest value (of the flattened tensor when ``dim`` is None)."""
+    return _arg(x, dim, keepdim, axis, keepdims, "argmin", np.argmin)
+
+
+def _arg(x, dim, keepdim, axis, keepdims, op, fn):
+    dim = pick(dim, axis, None, "dim", "axis", op)
+    keepdim = keepdim if keepdims is None else keepdims
+    try:
+        if dim is None:
+            return constant(fn(x.data))
+        d = normalize_dim(dim, x.data.ndim, op)
+        return constant(fn(x.data, axis=d, keepdims=bool(keepdim)))
+    except ValueError:
+        raise _reduce_error(op, x) from None
+
+
+# ---------------------------------------------------------------------------
+# var, std, logsumexp
+# ---------------------------------------------------------------------------
+
+
+def _correction(correction, unbiased, ddof) -> float:
+    if correction is not None:
+        return correction
+    if ddof is not None:
+        return ddof
+    if unbiased is not None:
+        return 1 if unbiased else 0
+    return 1
+
+
+def _var_parts(x: Tensor, dim, unbiased, keepdim, correction, axis, keepdims, ddof, op):
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
+    if x.data.dtype.kind not in "fc":
+        raise TypeError(f"{op}: needs a floating tensor, got dtype {x.data.dtype}")
+    c = _correction(correction, unbiased, ddof)
+    n = _count(x.data.shape, dims)
+    centred = x.data - x.data.mean(axis=dims, keepdims=True) if n else x.data
+    with np.errstate(divide="ignore", invalid="ignore"):  # n <= c: inf/nan, as PyTorch
+        var = (centred * centred).sum(axis=dims, keepdims=keepdim) / builtins.max(n - c, 0)
+    return var, (dims, keepdim, n - c)
+
+
+@rule("var", reads=(0,))
+def var_backward(g, out, ins, node):
+    """z = sum_i (a_i - mean)^2 / (n - c):  dz/da_i = 2 (a_i - mean) / (n - c)."""
+    (x,) = ins
+    dims, keepdim, dof = node._ctx
+    centred = x - x.mean(axis=dims, keepdims=True)
+    return (_kept(g, x.shape, dims, keepdim) * centred * (2.0 / dof if dof > 0 else float("nan")),)
+
+
+def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
+    """Variance ``sum (x - mean)^2 / (n - correction)``; ``correction=1`` by default, as PyTorch
+    (NumPy's ``ddof`` and PyTorch's legacy ``unbiased`` are accepted)."""
+    data, ctx = _var_parts(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "var")
+    return make(data, (x,), var_backward, ctx)
+
+
+@rule("std", reads=(0, "out"))
+def std_backward(g, out, ins, node):
+    """z = sqrt(var):  dz/da_i = (a_i - mean) / ((n - c) z)."""
+    (x,) = ins
+    dims, keepdim, dof = node._ctx
+    centred = x - x.mean(axis=dims, keepdims=True)
+    return (_kept(g, x.shape, dims, keepdim) * centred / (_kept(out, x.shape, dims, keepdim) * dof),)
+
+
+def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
+    """Standard deviation, ``sqrt(var)`` (same arguments as :func:`var`)."""
+    data, ctx = _var_parts(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "std")
+    return make(np.sqrt(data), (x,), std_backward, ctx)
+
+
+@rule("logsumexp", reads=(0, "out"))
+def logsumexp_backward(g, out, ins, node):
+    """z = log sum_i exp(a_i):  dz/da_i = exp(a_i - z) (the softmax)."""
+    (x,) = ins
+    dims, keepdim = node._ctx
+    return (_kept(g, x.shape, dims, keepdim) * A.exp(x - _kept(out, x.shape, dims, keepdim)),)
+
+
+def logsumexp_array(x, dims, keepdim: bool):
+    """``log(sum(exp(x)))`` over ``dims`` without overflow: shift by the maximum first."""
+    xp = array_module(x)
+    shift = xp.max(x, axis=dims, keepdims=True)
+    shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) along an axis
+    with np.errstate(divide="ignore"):  # log(0) = -inf when every element is -inf
+        out = xp.log(xp.exp(x - shift).sum(axis=dims, keepdims=True)) + shift
+    if not keepdim:
+        out = out.reshape(()) if dims is None else out.squeeze(axis=dims)
+    return out
+
+
+def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """``log(sum(exp(x), dim))``, stable for large inputs."""
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "logsumexp")
+    if x.data.size == 0:
+        raise _reduce_error("logsumexp", x)
+    return make(logsumexp_array(x.data, dims, keepdim), (x,), logsumexp_backward, (dims, keepdim))
+
+
+# ---------------------------------------------------------------------------
+# logic (no gradient)
+# ---------------------------------------------------------------------------
+
+
+def all(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """True where every element along ``dim`` is nonzero."""
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "all")
+    return constant(np.all(x.data, axis=dims, keepdims=keepdim))
+
+
+def any(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """True where some element along ``dim`` is nonzero."""
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "any")
+    return constant(np.any(x.data, axis=dims, keepdims=keepdim))

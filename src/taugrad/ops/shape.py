@@ -1,0 +1,304 @@
+"""Ops that move elements without changing them, and their rules.
+
+Each rule moves the gradient back the inverse way: ``reshape`` reshapes back,
+``permute`` applies the inverse permutation, ``expand`` sums over the
+broadcast axes, ``cat``/``stack``/``pad`` slice their inputs' parts out of the
+gradient.  Results that may share storage with the input are made with
+:func:`~taugrad.ops.core.make_view` so in-place changes through them are seen.
+"""
+from __future__ import annotations
+
+import builtins
+import operator
+
+import numpy as np
+
+from taugrad.ops import anyarray as A
+from taugrad.ops.core import array_module, make, make_view, normalize_dim, rule
+from taugrad.tensor import Tensor, to_array
+
+
+def _shape_args(shape, op: str) -> tuple:
+    """``f(2, 3)`` and ``f((2, 3))`` both mean the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    try:
+        return tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"{op}: a shape is a sequence of ints, got {shape!r}") from None
+
+
+# ---------------------------------------------------------------------------
+# reshape and friends
+# ---------------------------------------------------------------------------
+
+
+@rule("reshape")
+def reshape_backward(g, out, ins, node):
+    """z = a reshaped: the gradient reshaped back to a's shape."""
+    return (g.reshape(ins[0].shape),)
+
+
+def reshape(x: Tensor, *shape) -> Tensor:
+    """The same elements in a new shape (one size may be -1); also ``view``."""
+    shape = _shape_args(shape, "reshape")
+    try:
+        data = x.data.reshape(shape)
+    except ValueError:
+        raise ValueError(
+            f"reshape: cannot reshape a tensor of shape {x.shape} ({x.data.size} elements) into {shape}"
+        ) from None
+    return make_view(data, x, (x,), reshape_backward)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Merge dimensions ``start_dim..end_dim`` (inclusive) into one."""
+    if x.data.ndim == 0:
+        return reshape(x, (1,))
+    start = normalize_dim(start_dim, x.data.ndim, "flatten")
+    end = normalize_dim(end_dim, x.data.ndim, "flatten")
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    shape = x.shape
+    return reshape(x, shape[:start] + (_prod(shape[start : end + 1]),) + shape[end + 1 :])
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= v
+    return n
+
+
+@rule("squeeze")
+def squeeze_backward(g, out, ins, node):
+    return (g.reshape(ins[0].shape),)
+
+
+def squeeze(x: Tensor, dim=None) -> Tensor:
+    """Drop size-1 dimensions (only those in ``dim`` if given; others are left, as PyTorch)."""
+    shape = x.shape
+    if dim is None:
+        new = tuple(n for n in shape if n != 1)
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        if x.data.ndim == 0:
+            for d in dims:
+                if d not in (0, -1):
+                    raise IndexError(f"squeeze: dim {d} out of range for a 0-d tensor")
+            return make_view(x.data, x, (x,), squeeze_backward)
+        drop = {normalize_dim(d, x.data.ndim, "squeeze") for d in dims}
+        new = tuple(n for i, n in enumerate(shape) if not (i in drop and n == 1))
+    return make_view(x.data.reshape(new), x, (x,), squeeze_backward)
+
+
+@rule("unsqueeze")
+def unsqueeze_backward(g, out, ins, node):
+    return (g.reshape(ins[0].shape),)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """Insert a size-1 dimension at position ``dim`` (``-1`` appends)."""
+    d = normalize_dim(dim, x.data.ndim + 1, "unsqueeze")
+    shape = x.shape
+    return make_view(x.data.reshape(shape[:d] + (1,) + shape[d:]), x, (x,), unsqueeze_backward)
+
+
+# ---------------------------------------------------------------------------
+# transposes
+# ---------------------------------------------------------------------------
+
+
+@rule("transpose")
+def transpose_backward(g, out, ins, node):
+    """z = a with two axes swapped: swap them back."""
+    d0, d1 = node._ctx
+    return (g.swapaxes(d0, d1),)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """Swap dimensions ``dim0`` and ``dim1`` (also ``swapaxes``)."""
+    d0 = normalize_dim(dim0, x.data.ndim, "transpose")
+    d1 = normalize_dim(dim1, x.data.ndim, "transpose")
+    return make_view(x.data.swapaxes(d0, d1), x, (x,), transpose_backward, (d0, d1))
+
+
+@rule("permute")
+def permute_backward(g, out, ins, node):
+    """z = a with axes permuted by p: apply the inverse permutation."""
+    return (A.permute(g, node._ctx),)
+
+
+def permute(x: Tensor, *dims) -> Tensor:
+    """Reorder the dimensions: ``out.shape[i] == x.shape[dims[i]]``."""
+    if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
+        dims = dims[0]
+    ndim = x.data.ndim
+    perm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {ndim} dimensions of shape {x.shape}")
+    inverse = tuple(np.argsort(perm).tolist())
+    return make_view(array_module(x.data).transpose(x.data, perm), x, (x,), permute_backward, inverse)
+
+
+@rule("T")
+def full_transpose_backward(g, out, ins, node):
+    """z = a with all axes reversed: reverse them again."""
+    return (g.T,)
+
+
+def full_transpose(x: Tensor) -> Tensor:
+    """All dimensions reversed (``.T``; for a matrix, the transpose)."""
+    return make_view(x.data.T, x, (x,), full_transpose_backward)
+
+
+# ---------------------------------------------------------------------------
+# expand
+# ---------------------------------------------------------------------------
+
+
+@rule("expand")
+def expand_backward(g, out, ins, node):
+    """z = a broadcast to a larger shape: sum the gradient over the copies."""
+    return (A.sum_to(g, ins[0].shape),)
+
+
+def expand(x: Tensor, *shape) -> Tensor:
+    """Broadcast to ``shape`` without copying (-1 keeps a size).  The result is read-only."""
+    shape = _shape_args(shape, "expand")
+    lead = len(shape) - x.data.ndim
+    if lead < 0:
+        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape} (fewer dimensions)")
+    target = tuple(x.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(shape))
+    try:
+        data = array_module(x.data).broadcast_to(x.data, target)
+    except ValueError:
+        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape}") from None
+    return make_view(data, x, (x,), expand_backward)
+
+
+# ---------------------------------------------------------------------------
+# cat, stack, split, pad
+# ---------------------------------------------------------------------------
+
+
+def _tensors(tensors, op: str) -> tuple:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expects a list or tuple of tensors, got {type(tensors).__name__}")
+    if not tensors:
+        raise ValueError(f"{op}: expects a non-empty list of tensors")
+    return tuple(t if isinstance(t, Tensor) else Tensor(to_array(t)) for t in tensors)
+
+
+@rule("cat")
+def cat_backward(g, out, ins, node):
+    """z = [a; b; ...] along d: each input gets its slice of the gradient."""
+    d, bounds = node._ctx
+    lead = (slice(None),) * d
+    return tuple(g[lead + (slice(lo, hi),)] for lo, hi in bounds)
+
+
+def cat(tensors, dim: int = 0) -> Tensor:
+    """Join tensors along an existing dimension (also ``concatenate``)."""
+    parts = _tensors(tensors, "cat")
+    d = normalize_dim(dim, parts[0].data.ndim, "cat")
+    try:
+        data = array_module(parts[0].data).concatenate([t.data for t in parts], axis=d)
+    except ValueError:
+        shapes = ", ".join(str(t.shape) for t in parts)
+        raise ValueError(f"cat: shapes must match except in dim {dim}, got {shapes}") from None
+    bounds, lo = [], 0
+    for t in parts:
+        bounds.append((lo, lo + t.shape[d]))
+        lo += t.shape[d]
+    return make(data, parts, cat_backward, (d, tuple(bounds)))
+
+
+concatenate = cat
+
+
+@rule("stack")
+def stack_backward(g, out, ins, node):
+    """z = stack(a, b, ...) along a new axis d: input i gets g[..., i, ...]."""
+    d = node._ctx
+    lead = (slice(None),) * d
+    return tuple(g[lead + (i,)] for i in range(len(ins)))
+
+
+def stack(tensors, dim: int = 0) -> Tensor:
+    """Join same-shaped tensors along a new dimension."""
+    parts = _tensors(tensors, "stack")
+    d = normalize_dim(dim, parts[0].data.ndim + 1, "stack")
+    try:
+        data = array_module(parts[0].data).stack([t.data for t in parts], axis=d)
+    except ValueError:
+        shapes = ", ".join(str(t.shape) for t in parts)
+        raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
+    return make(data, parts, stack_backward, d)
+
+
+def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    """Pieces of ``x`` along ``dim``: of size ``split_size`` each (the last may be smaller),
+    or of the sizes listed in ``sections`` (as ``torch.split``)."""
+    d = normalize_dim(dim, x.data.ndim, "split")
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [operator.index(s) for s in split_size_or_sections]
+        if builtins.sum(sizes) != n or builtins.min(sizes, default=0) < 0:
+            raise ValueError(f"split: sections {sizes} do not add up to the size {n} of dim {dim}")
+    else:
+        size = operator.index(split_size_or_sections)
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [builtins.min(size, n - lo) for lo in range(0, n, size)] or [0]
+    lead = (slice(None),) * d
+    pieces, lo = [], 0
+    for s in sizes:
+        pieces.append(x[lead + (slice(lo, lo + s),)])
+        lo += s
+    return tuple(pieces)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
+    """``chunks`` nearly equal pieces along ``dim`` (as ``torch.chunk``)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    d = normalize_dim(dim, x.data.ndim, "chunk")
+    n = x.shape[d]
+    size = -(-n // chunks) if n else 1
+    return split(x, size, d)
+
+
+@rule("pad")
+def pad_backward(g, out, ins, node):
+    """z = a surrounded by constants: a's gradient is the middle of g."""
+    return (g[node._ctx],)
+
+
+def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Pad with a constant, ``torch.nn.functional.pad`` style.
+
+    ``pad = (left, right)`` pads the last dimension, ``(left, right, top, bottom)``
+    the last two, and so on.  NumPy style ``((before, after), ...)`` per
+    dimension (from the first) is accepted too.
+    """
+    if mode != "constant":
+        raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    ndim = x.data.ndim
+    if len(pad) and isinstance(pad[0], (tuple, list)):  # NumPy style, first axis first
+        if len(pad) != ndim:
+            raise ValueError(f"pad: {len(pad)} (before, after) pairs for a tensor with {ndim} dimensions")
+        widths = [tuple(operator.index(w) for w in pair) for pair in pad]
+    else:
+        if len(pad) % 2 or len(pad) // 2 > ndim:
+            raise ValueError(
+                f"pad: expects an even number of widths, at most 2 per dimension ({ndim}), got {tuple(pad)}"
+            )
+        widths = [(0, 0)] * ndim
+        for i in range(len(pad) // 2):
+            widths[ndim - 1 - i] = (operator.index(pad[2 * i]), operator.index(pad[2 * i + 1]))
+    if builtins.any(w < 0 for pair in widths for w in pair):
+        raise ValueError(f"pad: negative widths are not supported, got {tuple(pad)}")
+    data = array_module(x.data).pad(x.data, widths, mode="constant", constant_values=value)
+    middle = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
+    return make(data, (x,), pad_backward, middle)

@@ -1,0 +1,273 @@
+"""Reverse-mode differentiation for ``Tensor``: ``backward()`` and ``grad()``.
+
+The pass is the scalar engine's: order the graph with the shared
+:func:`taugrad.autograd.topological_order`, then run each node's local rule in
+reverse order, adding up the gradients each parent receives.  Differences that
+arrays bring:
+
+* Gradients travel in a dict ``{node: gradient}`` during the pass; only leaves
+  get a ``.grad`` (as in PyTorch), written at the end.
+* First-order passes move raw arrays (no Tensor wrapping); ``create_graph=True``
+  moves Tensors and runs the rules in grad mode, so the gradients are
+  themselves differentiable (issue 6).
+* ``retain_graph=False`` frees each node's parents and saved constants right
+  after its rule ran; running backward through such a node again raises an
+  error that says ``retain_graph``.
+* A node whose inputs were changed in place after it was recorded raises
+  instead of computing a wrong gradient (version check, :mod:`taugrad.ops.core`).
+* A leaf's gradient array is stored as is when nothing else can see it (the
+  pass made it and holds the only reference), otherwise copied: ``.grad`` never
+  aliases another tensor's gradient, the user's ``gradient=`` or a view.
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from taugrad.autograd import enable_grad, topological_order
+from taugrad.ops.core import CLOCK, RELEASED, constant
+from taugrad.tensor import Tensor, to_array
+
+_getrefcount = sys.getrefcount
+
+
+class GraphReleasedError(RuntimeError):
+    """backward() reached a graph an earlier backward() already freed."""
+
+
+def _released_error(node: Tensor) -> GraphReleasedError:
+    return GraphReleasedError(
+        f"backward through a graph that was already freed (a tensor of shape {node.shape} "
+        f"made by an op whose saved values were released by an earlier backward()); "
+        f"pass retain_graph=True to the first backward() to backward through it again"
+    )
+
+
+# ---------------------------------------------------------------------------
+# in-place check
+# ---------------------------------------------------------------------------
+
+
+def _storage_version(t: Tensor) -> int:
+    return t._version if t._base is None else max(t._version, t._base._version)
+
+
+def _check_versions(node: Tensor) -> None:
+    """Raise if a value ``node``'s rule reads was changed in place after recording."""
+    rule = node._rule
+    reads = rule.reads
+    if callable(reads):
+        reads = reads(node)
+    for which in reads:
+        t = node if which == "out" else node._prev[which]
+        if _storage_version(t) > node._clock:
+            role = "its output" if which == "out" else f"its input {which}"
+            raise RuntimeError(
+                f"backward of '{rule.op}': {role} (a tensor of shape {t.shape}, {t.dtype}) was "
+                f"modified by an in-place operation after '{rule.op}' used it; the gradient would be "
+                f"wrong. Use an out-of-place op (x = x + 1) or clone() before changing it"
+            )
+
+
+# ---------------------------------------------------------------------------
+# the pass
+# ---------------------------------------------------------------------------
+
+
+def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
+    """Run the local rules from ``roots`` back to the leaves.
+
+    Returns ``(leaf_grads, captured)``: the gradients that reached leaves (and
+    released nodes, which the caller reports), and those of the ``capture``d
+    interior nodes (for ``grad()``).
+    """
+    grads = {}
+    for root, g in zip(roots, root_grads):
+        old = grads.get(root)
+        grads[root] = g if old is None else old + g
+    captured = {}
+    clock = CLOCK[0]
+    order = topological_order(roots)
+    for node in reversed(order):
+        g = grads.pop(node, None)
+        rule = node._rule
+        if g is None:  # no gradient reached this node (e.g. only through indices)
+            if not retain_graph:
+                node._prev, node._rule, node._ctx = (), RELEASED, None
+            continue
+        if rule is RELEASED:
+            raise _released_error(node)
+        if capture is not None and node in capture:
+            captured[node] = g
+        # (issue 7) hooks and retain_grad of interior nodes go here: node._hooks
+        if node._clock != clock:  # some in-place op ran since the node was recorded
+            _check_versions(node)
+        prev = node._prev
+        if create_graph:
+            if not rule.twice:
+                raise RuntimeError(
+                    f"create_graph=True: the backward of '{rule.op}' is not differentiable yet"
+                )
+            parent_grads = rule(g, node, prev, node)
+        else:
+            parent_grads = rule(g, node.data, [p.data for p in prev], node)
+        for p, pg in zip(prev, parent_grads):
+            if pg is None or not p.requires_grad:
+                continue
+            if pg.dtype != p.data.dtype:  # mixed-precision op: the gradient takes the input's dtype
+                pg = pg.astype(p.data.dtype)
+            old = grads.get(p)
+            grads[p] = pg if old is None else old + pg
+        if not retain_graph:  # free saved values now: node -> parents is the only edge
+            node._prev, node._rule, node._ctx = (), RELEASED, None
+    return grads, captured
+
+
+def _as_gradient(array) -> Tensor:
+    """A leaf's new ``.grad`` from a pass result, copied unless exclusively owned.
+
+    If nobody but the caller's one variable can see ``array``'s memory, it
+    becomes the ``.grad`` without a copy (PyTorch's AccumulateGrad steals
+    gradients the same way).  References counted: the caller's variable, this
+    function's argument and getrefcount's own; any other (another leaf's entry,
+    the user's ``gradient=``, a tensor's ``data``) forces a copy, as does a
+    view (``base``) or a read-only broadcast.
+    """
+    if not (
+        type(array) is np.ndarray
+        and array.base is None
+        and array.flags.writeable
+        and _getrefcount(array) <= 3
+    ):
+        array = array.copy()
+    return constant(array)
+
+
+def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
+    out = []
+    for i, (root, gradient) in enumerate(zip(roots, gradients)):
+        if not isinstance(root, Tensor):
+            raise TypeError(f"{op}: outputs must be Tensors, got {type(root).__name__}")
+        if not root.requires_grad:
+            raise RuntimeError(
+                f"{op}: output {i} does not require grad (no input requires grad, or it was "
+                f"computed under no_grad())"
+            )
+        if root._rule is RELEASED:
+            raise _released_error(root)
+        if gradient is None:
+            if root.data.size != 1:
+                raise RuntimeError(
+                    f"{op}: output {i} has shape {root.shape}; a gradient can be created implicitly "
+                    f"only for a single-element output. Pass gradient= (a tensor of shape {root.shape})"
+                )
+            g = np.ones_like(root.data)
+            out.append(constant(g) if create_graph else g)
+            continue
+        if isinstance(gradient, Tensor):
+            g = gradient
+        else:
+            g = constant(to_array(gradient))
+        if g.shape != root.shape:
+            raise ValueError(f"{op}: gradient has shape {g.shape} but output {i} has shape {root.shape}")
+        if g.dtype != root.dtype:
+            g = g.astype(root.dtype)
+        out.append(g if create_graph else g.data)
+    return out
+
+
+def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_graph: bool = False) -> None:
+    """Accumulate ``d self / d leaf`` into ``leaf.grad`` for every leaf that requires grad.
+
+    ``gradient``: d(something)/d(self), required unless ``self`` has one element
+    (then it is 1).  The graph's saved values are freed afterwards unless
+    ``retain_graph=True``.  ``create_graph=True`` records the backward pass
+    itself, so the ``.grad`` tensors can be differentiated again.
+    """
+    (g,) = _root_grads((self,), (gradient,), create_graph, "backward")
+    if create_graph:
+        retain_graph = True
+        with enable_grad():
+            grads, _ = _reverse_pass((self,), (g,), True, True, None)
+    else:
+        grads, _ = _reverse_pass((self,), (g,), retain_graph, False, None)
+        del g
+    for node in grads:
+        if node._rule is not None:  # only released nodes are left besides leaves
+            raise _released_error(node)
+    while grads:
+        leaf, g = grads.popitem()
+        # (issue 7) hooks registered on leaves run here, before accumulation: leaf._hooks
+        if create_graph:
+            leaf.grad = _wrap_grad(g) if leaf.grad is None else leaf.grad + g
+        elif leaf.grad is None:
+            leaf.grad = _as_gradient(g)
+        else:
+            current = leaf.grad.data
+            if current.shape == g.shape and current.flags.writeable and current.dtype == g.dtype:
+                current += g  # in place, as PyTorch
+            else:
+                leaf.grad = constant(current + g)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused: bool = False) -> tuple:
+    """Gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
+
+    ``grad(y, [a, b])`` is ``(dy/da, dy/db)``; with several outputs, the sum of
+    their gradients weighted by ``grad_outputs`` (needed for non-scalar ones).
+    ``.grad`` attributes are left alone.  An input the outputs do not depend on
+    is an error unless ``allow_unused=True`` (then its gradient is None).
+    ``retain_graph`` defaults to ``create_graph``.
+    """
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    single_input = isinstance(inputs, Tensor)
+    inputs = (inputs,) if single_input else tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = (grad_outputs,)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad: {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__} at position {i}")
+        if not t.requires_grad:
+            raise RuntimeError(f"grad: input {i} (shape {t.shape}) does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(outputs, grad_outputs, create_graph, "grad")
+    wanted = set(inputs)
+    if create_graph:
+        with enable_grad():
+            grads, captured = _reverse_pass(outputs, roots, retain_graph, True, wanted)
+    else:
+        grads, captured = _reverse_pass(outputs, roots, retain_graph, False, wanted)
+    del roots
+    for node in grads:
+        if node._rule is not None and node not in wanted:
+            raise _released_error(node)
+    result = []
+    for i, t in enumerate(inputs):
+        g = captured.pop(t, None)
+        if g is None:
+            g = grads.pop(t, None)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {i} (shape {t.shape}) was not used to compute the outputs; "
+                    f"pass allow_unused=True to get None for it"
+                )
+            result.append(None)
+        elif create_graph:
+            result.append(g)
+        else:
+            result.append(_as_gradient(g))
+            del g
+    return tuple(result)
+
+
+def _wrap_grad(g) -> Tensor:
+    return g if isinstance(g, Tensor) else constant(g)
+
