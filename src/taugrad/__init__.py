@@ -11,6 +11,20 @@ from taugrad.gradcheck import GradcheckError, gradcheck
 from taugrad.scalar import Value
 
 # --- tensor engine (issue 3) ---
+from taugrad.tensor import Tensor
+from taugrad.tensor_engine import GraphReleasedError, grad
+from taugrad.ops.creation import (
+    arange, empty, eye, float32, float64, from_numpy, full, full_like, linspace, ones, ones_like,
+    rand, randint, randn, randperm, tensor, zeros, zeros_like,
+)
+from taugrad.ops.random import default_generator, manual_seed
+from taugrad.ops.elementwise import (
+    abs, clip, clip as clamp, cos, erf, exp, gelu, log, log1p, maximum, minimum, relu, sigmoid, sin,
+    sqrt, tanh, where,
+)
+from taugrad.ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, std, sum, var
+from taugrad.ops.matmul import matmul
+from taugrad.ops.shape import cat, chunk, concatenate, expand, flatten, pad, permute, reshape, split, squeeze, stack, transpose, unsqueeze
 # --- nn / optim / data / checkpoints (issue 4) ---
 from taugrad import data, optim
 from taugrad.serialization import CheckpointError, load, save
