@@ -1,11 +1,10 @@
 """Weight initialisation, as ``torch.nn.init``, drawing from a seedable NumPy generator.
 
 Every function fills ``tensor.data`` in place and returns the tensor.  Random
-numbers come from ``generator`` when given, else from this module's default
-generator, which :func:`manual_seed` resets (so ``manual_seed(0)`` followed by
-building a model always gives the same weights).  The layers of
-:mod:`taugrad.nn` and :class:`~taugrad.nn.Dropout` draw from the same default
-generator.
+numbers come from ``generator`` when given, else from taugrad's default
+generator, which ``taugrad.manual_seed(seed)`` (also available here as
+:func:`manual_seed`) resets, so seeding then building a model always gives the
+same weights.  :class:`~taugrad.nn.Dropout` draws from the same generator.
 
 Fans (``fan_in``, ``fan_out``) follow PyTorch: for a weight of shape
 ``(out, in, *kernel)`` they are ``in * prod(kernel)`` and ``out * prod(kernel)``.
@@ -16,6 +15,10 @@ import math
 from typing import Any, Optional, Tuple
 
 import numpy as np
+
+from taugrad.ops.inplace import bump_version
+from taugrad.ops.random import default_generator, get_generator, manual_seed
+from taugrad.tensor import Tensor
 
 __all__ = [
     "manual_seed",
@@ -33,27 +36,15 @@ __all__ = [
     "xavier_normal_",
 ]
 
-_default_generator = np.random.default_rng()
-
-
-def manual_seed(seed: int) -> np.random.Generator:
-    """Reseed the default generator used for initialisation and dropout; returns it."""
-    global _default_generator
-    _default_generator = np.random.default_rng(seed)
-    return _default_generator
-
-
-def default_generator() -> np.random.Generator:
-    """The generator used when no ``generator`` argument is given."""
-    return _default_generator
-
 
 def _rng(generator: Optional[np.random.Generator]) -> np.random.Generator:
-    return _default_generator if generator is None else generator
+    return get_generator(generator)
 
 
-def _fill(tensor: Any, values: np.ndarray) -> Any:
+def _fill(tensor: Any, values: Any) -> Any:
     tensor.data[...] = values  # cast to the tensor's dtype; the array object is kept
+    if isinstance(tensor, Tensor):
+        bump_version(tensor)  # a graph recorded before this change can no longer be backpropagated
     return tensor
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
+from taugrad.ops.inplace import bump_version
 from taugrad.tensor import Tensor
 
 __all__ = ["Module", "Parameter", "StateDictError"]
@@ -331,6 +332,7 @@ class Module:
             raise StateDictError(f"cannot load state dict into {type(self).__name__}: " + "; ".join(problems))
         for key, array in arrays.items():
             targets[key].data[...] = array  # in place: optimizers keep pointing at the same arrays
+            bump_version(targets[key])
         return IncompatibleKeys(missing, unexpected)
 
     # -- printing ----------------------------------------------------------------------

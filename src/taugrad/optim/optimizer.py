@@ -3,7 +3,8 @@
 An optimizer only reads ``p.data`` (an ndarray) and ``p.grad`` (a Tensor whose
 ``.data`` is an ndarray, a plain ndarray, or ``None`` for "no gradient, skip")
 and updates ``p.data`` *in place*, so every reference to the parameter sees the
-new values.  The layout of ``param_groups`` and of ``state_dict()`` follows
+new values (for a Tensor it also bumps the version counter, so a graph recorded
+before the step refuses to backpropagate, as in PyTorch).  The layout of ``param_groups`` and of ``state_dict()`` follows
 ``torch.optim`` (groups are dicts of hyperparameters plus ``"params"``; state is
 keyed by the parameter's position across all groups).
 """
@@ -16,6 +17,8 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 import numpy as np
 
 from taugrad.autograd import enable_grad
+from taugrad.ops.inplace import bump_version
+from taugrad.tensor import Tensor
 
 __all__ = ["Optimizer"]
 
@@ -121,6 +124,8 @@ class Optimizer:
                 if grad is None:
                     continue
                 self._update(p.data, grad, self.state.setdefault(id(p), {}), group)
+                if isinstance(p, Tensor):
+                    bump_version(p)  # a graph recorded before the step can no longer be backpropagated
         return loss
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
