@@ -214,3 +214,56 @@ def test_create_graph_second_derivative():
     (h,) = tg.grad(g.sum(), [x], create_graph=True)
     (k,) = tg.grad(h.sum(), [x])
     assert (g.item(), h.item(), k.item()) == (12.0, 12.0, 6.0)
+
+
+def test_cross_entropy_matches_torch_and_is_stable():
+    import taugrad.functional as F
+
+    logits = np.random.default_rng(0).standard_normal((5, 4)) * 1e4
+    target = np.array([0, 3, 1, 1, 2])
+    x = tg.tensor(logits, requires_grad=True)
+    xt = torch.tensor(logits, requires_grad=True)
+    loss = F.cross_entropy(x, tg.tensor(target))
+    loss_t = torch.nn.functional.cross_entropy(xt, torch.tensor(target))
+    loss.backward()
+    loss_t.backward()
+    assert np.isfinite(loss.item())
+    np.testing.assert_allclose(loss.item(), loss_t.item(), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), atol=1e-15)
+
+
+def test_loss_errors():
+    import taugrad.functional as F
+
+    logits = tg.zeros(3, 4)
+    with pytest.raises(TypeError, match="integer"):
+        F.cross_entropy(logits, tg.tensor([0.0, 1.0, 2.0]))
+    with pytest.raises(ValueError, match="target 7 .* 4 classes"):
+        F.cross_entropy(logits, tg.tensor([0, 7, 1]))
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(2,\)"):
+        F.cross_entropy(logits, tg.tensor([0, 1]))
+    with pytest.raises(ValueError, match=r"\(3, 4\).*\(4, 3\)"):
+        F.mse_loss(logits, tg.zeros(4, 3))
+
+
+class _Cube(tg.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x**2
+
+
+def test_custom_function():
+    x = tg.tensor([1.0, -2.0], dtype="float64", requires_grad=True)
+    _Cube.apply(x).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [3.0, 12.0])
+    y = _Cube.apply(x).sum()
+    with tg.no_grad():
+        x.mul_(2.0)
+    with pytest.raises(RuntimeError, match="_Cube"):
+        y.backward()

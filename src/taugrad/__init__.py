@@ -25,6 +25,9 @@ from taugrad.ops.elementwise import (
 from taugrad.ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, std, sum, var
 from taugrad.ops.matmul import matmul
 from taugrad.ops.shape import cat, chunk, concatenate, expand, flatten, pad, permute, reshape, split, squeeze, stack, transpose, unsqueeze
+from taugrad.ops.nn import log_softmax, softmax
+from taugrad.function import Function, FunctionCtx
+from taugrad import functional
 # --- nn / optim / data / checkpoints (issue 4) ---
 from taugrad import data, optim
 from taugrad.serialization import CheckpointError, load, save

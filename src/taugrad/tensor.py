@@ -159,8 +159,7 @@ class Tensor:
     @property
     def _op(self) -> str:
         """Name of the op that produced this tensor ('' for a leaf)."""
-        rule = self._rule
-        return "" if rule is None else getattr(rule, "op", rule.__name__)
+        return _engine.op_name(self)
 
     @property
     def grad_fn(self):

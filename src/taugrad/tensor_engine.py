@@ -49,6 +49,15 @@ def _released_error(node: Tensor) -> GraphReleasedError:
 # ---------------------------------------------------------------------------
 
 
+def op_name(node: Tensor) -> str:
+    """Name of the op that made ``node`` ('' for a leaf)."""
+    rule = node._rule
+    if rule is None:
+        return ""
+    name_of = getattr(rule, "name_of", None)
+    return name_of(node) if name_of is not None and node._ctx is not None else rule.op
+
+
 def _storage_version(t: Tensor) -> int:
     return t._version if t._base is None else max(t._version, t._base._version)
 
@@ -56,6 +65,7 @@ def _storage_version(t: Tensor) -> int:
 def _check_versions(node: Tensor) -> None:
     """Raise if a value ``node``'s rule reads was changed in place after recording."""
     rule = node._rule
+    op = op_name(node)
     reads = rule.reads
     if callable(reads):
         reads = reads(node)
@@ -64,8 +74,8 @@ def _check_versions(node: Tensor) -> None:
         if _storage_version(t) > node._clock:
             role = "its output" if which == "out" else f"its input {which}"
             raise RuntimeError(
-                f"backward of '{rule.op}': {role} (a tensor of shape {t.shape}, {t.dtype}) was "
-                f"modified by an in-place operation after '{rule.op}' used it; the gradient would be "
+                f"backward of '{op}': {role} (a tensor of shape {t.shape}, {t.dtype}) was "
+                f"modified by an in-place operation after '{op}' used it; the gradient would be "
                 f"wrong. Use an out-of-place op (x = x + 1) or clone() before changing it"
             )
 
@@ -107,7 +117,7 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
         if create_graph:
             if not rule.twice:
                 raise RuntimeError(
-                    f"create_graph=True: the backward of '{rule.op}' is not differentiable yet"
+                    f"create_graph=True: the backward of '{op_name(node)}' is not differentiable"
                 )
             parent_grads = rule(g, node, prev, node)
         else:

@@ -1,0 +1,67 @@
+"""``taugrad.functional``: activations and losses as functions (like ``torch.nn.functional``).
+
+    import taugrad.functional as F
+    loss = F.cross_entropy(model(x), y)
+
+Activations:  relu, gelu, tanh, sigmoid, softmax, log_softmax
+Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits
+Other:        dropout, linear, one_hot, pad
+
+Softmax, log_softmax and the losses are fused ops with stable formulas (see
+:mod:`taugrad.ops.nn`): logits of +-1e4 give finite losses and gradients, no
+warnings.  Errors name the problem: float targets to ``cross_entropy`` are a
+``TypeError``, an out-of-range class a ``ValueError`` naming it and the
+number of classes, mismatched shapes a ``ValueError`` naming both.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from taugrad.ops.elementwise import gelu, relu, sigmoid, tanh
+from taugrad.ops.nn import (
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    dropout,
+    log_softmax,
+    mse_loss,
+    nll_loss,
+    softmax,
+)
+from taugrad.ops.shape import pad
+from taugrad.tensor import Tensor
+
+__all__ = [
+    "relu",
+    "gelu",
+    "tanh",
+    "sigmoid",
+    "softmax",
+    "log_softmax",
+    "cross_entropy",
+    "nll_loss",
+    "mse_loss",
+    "binary_cross_entropy_with_logits",
+    "dropout",
+    "linear",
+    "one_hot",
+    "pad",
+]
+
+
+def linear(x: Tensor, weight: Tensor, bias: Tensor = None) -> Tensor:
+    """``x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
+    out = x @ weight.T
+    return out if bias is None else out + bias
+
+
+def one_hot(target, num_classes: int = -1) -> Tensor:
+    """int64 tensor with a 1 at each target's class along a new last dimension."""
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: targets must be integers, got dtype {t.dtype}")
+    if num_classes < 0:
+        num_classes = int(t.max()) + 1 if t.size else 0
+    if t.size and (t.min() < 0 or t.max() >= num_classes):
+        bad = int(t.min()) if t.min() < 0 else int(t.max())
+        raise ValueError(f"one_hot: class {bad} is out of range for {num_classes} classes")
+    return Tensor((t[..., None] == np.arange(num_classes)).astype(np.int64))
