@@ -10,6 +10,7 @@ import pytest
 import taugrad
 from taugrad import serialization
 from taugrad.serialization import CheckpointError
+from taugrad.tensor import Tensor
 
 
 def _files(directory):
@@ -53,8 +54,16 @@ def test_state_dict_keys_are_the_archive_entry_names(tmp_path):
         assert {"0.weight", "0.bias"} <= set(archive.files)
 
 
+def test_tensors_come_back_as_tensors(tmp_path):
+    path = tmp_path / "t.npz"
+    taugrad.save({"w": Tensor(np.ones((2, 2), np.float32), requires_grad=True), "a": np.zeros(2)}, path)
+    back = taugrad.load(path)
+    assert isinstance(back["w"], Tensor) and back["w"].requires_grad is False
+    assert back["w"].data.dtype == np.float32 and isinstance(back["a"], np.ndarray)
+    np.testing.assert_array_equal(back["w"].data, np.ones((2, 2)))
+
+
 def test_plain_numpy_npz_loads_as_tensors(tmp_path):
-    Tensor = pytest.importorskip("taugrad.tensor").Tensor
     path = tmp_path / "plain.npz"
     np.savez(path, w=np.eye(2))
     back = taugrad.load(path)

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 
 import numpy as np
 
+from taugrad.functional import dropout
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensor import Tensor
@@ -225,11 +226,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, x: Any) -> Tensor:
-        x = _as_tensor(x)
-        if self.approximate == "none":
-            return x.gelu()
-        inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)
-        return 0.5 * x * (1.0 + inner.tanh())
+        return _as_tensor(x).gelu(approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -239,8 +236,8 @@ class Dropout(Module):
     """In training mode, zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``.
 
     The expected output equals the input, so evaluation mode (``model.eval()``)
-    simply passes inputs through.  Masks come from :mod:`taugrad.nn.init`'s
-    generator.
+    simply passes inputs through.  Masks come from taugrad's default generator
+    (``taugrad.manual_seed``).
     """
 
     def __init__(self, p: float = 0.5) -> None:
@@ -251,13 +248,7 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, x: Any) -> Tensor:
-        x = _as_tensor(x)
-        if not self.training or self.p == 0.0:
-            return x
-        if self.p == 1.0:
-            return x * Tensor(np.zeros(x.shape, dtype=x.data.dtype))
-        keep = init.default_generator().random(x.shape) >= self.p
-        return x * Tensor((keep / (1.0 - self.p)).astype(x.data.dtype))
+        return dropout(_as_tensor(x), self.p, training=self.training)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"
