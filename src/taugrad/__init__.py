@@ -29,7 +29,7 @@ from taugrad.ops.nn import log_softmax, softmax
 from taugrad.function import Function, FunctionCtx
 from taugrad import functional
 # --- nn / optim / data / checkpoints (issue 4) ---
-from taugrad import data, optim
+from taugrad import data, nn, optim
 from taugrad.serialization import CheckpointError, load, save
 # --- learner tools (issue 5) ---
 from taugrad.expr import ExpressionError
