@@ -206,3 +206,13 @@ def test_bad_hyperparameters_are_named(make, message):
     ours, _ = _params(0)
     with pytest.raises((ValueError, TypeError), match=message):
         make(ours)
+
+
+def test_a_graph_recorded_before_a_step_refuses_to_backpropagate():
+    """The step changes parameters in place; a stale graph would give wrong gradients (PyTorch raises too)."""
+    w = Tensor(np.ones((3, 2)), requires_grad=True)
+    loss = (Tensor(np.ones((4, 3))) @ w).sum()
+    w.grad = Tensor(np.ones((3, 2)))
+    optim.SGD([w], lr=0.1).step()
+    with pytest.raises(RuntimeError, match="in-place"):
+        loss.backward()
