@@ -58,6 +58,8 @@ def to_array(data, dtype=None):
     if dtype is not None:
         dtype = _dtype_of(dtype)
     if isinstance(data, np.ndarray):
+        if data.dtype.kind not in "biufc":
+            raise TypeError(f"cannot make a Tensor from an array of dtype {data.dtype} (not numeric)")
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
     python_numbers = _holds_python_numbers(data)
     try:

@@ -98,60 +98,89 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
         grads[root] = g if old is None else old + g
     captured = {}
     clock = CLOCK[0]
-    order = topological_order(roots)
-    for node in reversed(order):
-        g = grads.pop(node, None)
+    pop = grads.pop
+    for node in reversed(topological_order(roots)):
+        g = pop(node, None)
         rule = node._rule
-        if g is None:  # no gradient reached this node (e.g. only through indices)
-            if not retain_graph:
-                node._prev, node._rule, node._ctx = (), RELEASED, None
-            continue
-        if rule is RELEASED:
-            raise _released_error(node)
-        if capture is not None and node in capture:
-            captured[node] = g
-        # (issue 7) hooks and retain_grad of interior nodes go here: node._hooks
-        if node._clock != clock:  # some in-place op ran since the node was recorded
-            _check_versions(node)
-        prev = node._prev
-        if create_graph:
-            if not rule.twice:
-                raise RuntimeError(
-                    f"create_graph=True: the backward of '{op_name(node)}' is not differentiable"
-                )
-            parent_grads = rule(g, node, prev, node)
-        else:
-            parent_grads = rule(g, node.data, [p.data for p in prev], node)
-        for p, pg in zip(prev, parent_grads):
-            if pg is None or not p.requires_grad:
-                continue
-            if pg.dtype != p.data.dtype:  # mixed-precision op: the gradient takes the input's dtype
-                pg = pg.astype(p.data.dtype)
-            old = grads.get(p)
-            grads[p] = pg if old is None else old + pg
+        if g is not None:
+            if rule is RELEASED:
+                raise _released_error(node)
+            if capture is not None and node in capture:
+                captured[node] = g
+            # (issue 7) hooks and retain_grad of interior nodes go here: node._hooks
+            if node._clock != clock:  # some in-place op ran since the node was recorded
+                _check_versions(node)
+            prev = node._prev
+            if create_graph:
+                if not rule.twice:
+                    raise RuntimeError(
+                        f"create_graph=True: the backward of '{op_name(node)}' is not differentiable"
+                    )
+                parent_grads = rule(g, node, prev, node)
+            else:
+                parent_grads = rule(g, node.data, [p.data for p in prev], node)
+            for p, pg in zip(prev, parent_grads):
+                if pg is None or not p.requires_grad:
+                    continue
+                dtype = p.data.dtype
+                if pg.dtype is not dtype and pg.dtype != dtype:  # mixed-precision op
+                    pg = pg.astype(dtype)
+                old = grads.get(p)
+                grads[p] = pg if old is None else old + pg
+        # else: no gradient reached this node (e.g. it only fed indices)
         if not retain_graph:  # free saved values now: node -> parents is the only edge
-            node._prev, node._rule, node._ctx = (), RELEASED, None
+            node._prev = ()
+            node._rule = RELEASED
+            node._ctx = None
     return grads, captured
+
+
+def _refs_seen_by_callee(array) -> int:
+    return _getrefcount(array)
+
+
+def _calibrate_owned_refs() -> int:
+    """What getrefcount reports inside a function for an array only its caller's variable holds."""
+    array = np.empty(1)
+    return _refs_seen_by_callee(array)
+
+
+#: measured, not assumed: interpreters differ in how many references a call adds
+_OWNED_REFS = _calibrate_owned_refs()
 
 
 def _as_gradient(array) -> Tensor:
     """A leaf's new ``.grad`` from a pass result, copied unless exclusively owned.
 
-    If nobody but the caller's one variable can see ``array``'s memory, it
-    becomes the ``.grad`` without a copy (PyTorch's AccumulateGrad steals
-    gradients the same way).  References counted: the caller's variable, this
-    function's argument and getrefcount's own; any other (another leaf's entry,
-    the user's ``gradient=``, a tensor's ``data``) forces a copy, as does a
-    view (``base``) or a read-only broadcast.
+    If nothing but the caller's one variable refers to ``array`` (and it owns
+    its memory), it becomes the ``.grad`` without a copy -- PyTorch's
+    AccumulateGrad steals gradients the same way.  Any other reference
+    (another leaf's pending gradient, the user's ``gradient=``, a tensor's
+    ``data``) forces a copy, as does a view or a read-only array.
     """
     if not (
         type(array) is np.ndarray
         and array.base is None
         and array.flags.writeable
-        and _getrefcount(array) <= 3
+        and _getrefcount(array) <= _OWNED_REFS
     ):
         array = array.copy()
     return constant(array)
+
+
+_ONES = {}
+
+
+def _ones(like):
+    """A read-only array of ones shaped like ``like`` (cached: every backward() starts with one)."""
+    key = (like.shape, like.dtype)
+    ones = _ONES.get(key)
+    if ones is None:
+        ones = np.ones(like.shape, dtype=like.dtype)
+        ones.flags.writeable = False
+        if len(_ONES) < 64:
+            _ONES[key] = ones
+    return ones
 
 
 def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
@@ -172,8 +201,8 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
                     f"{op}: output {i} has shape {root.shape}; a gradient can be created implicitly "
                     f"only for a single-element output. Pass gradient= (a tensor of shape {root.shape})"
                 )
-            g = np.ones_like(root.data)
-            out.append(constant(g) if create_graph else g)
+            g = _ones(root.data)
+            out.append(constant(g.copy()) if create_graph else g)
             continue
         if isinstance(gradient, Tensor):
             g = gradient
@@ -195,7 +224,11 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
     ``retain_graph=True``.  ``create_graph=True`` records the backward pass
     itself, so the ``.grad`` tensors can be differentiated again.
     """
-    (g,) = _root_grads((self,), (gradient,), create_graph, "backward")
+    if gradient is None and not create_graph and self._rule is not None and self._rule is not RELEASED \
+            and self.data.size == 1:  # the usual loss.backward(): skip the general checks
+        g = _ones(self.data)
+    else:
+        (g,) = _root_grads((self,), (gradient,), create_graph, "backward")
     if create_graph:
         retain_graph = True
         with enable_grad():

@@ -43,8 +43,18 @@ def broadcast_to(g, shape: tuple):
         return g
     if isinstance(g, Tensor):
         return g.expand(shape)
-    if g.ndim == 0:  # np.full is several times cheaper than np.broadcast_to here
-        return array_module(g).full(shape, g, dtype=g.dtype)
+    if g.ndim == 0 and type(g) is np.ndarray:  # a full reduction's gradient: fast paths
+        size = 1
+        for n in shape:
+            size *= n
+        if size <= 4096:  # small: a fresh filled array (cheaper than a broadcast view to make)
+            out = np.empty(shape, dtype=g.dtype)
+            out[...] = g
+            return out
+        # large: a read-only view repeating the one element (no memory)
+        out = np.ndarray(shape, dtype=g.dtype, buffer=np.ascontiguousarray(g), strides=(0,) * len(shape))
+        out.flags.writeable = False
+        return out
     return array_module(g).broadcast_to(g, shape)
 
 

@@ -24,8 +24,8 @@ def _check_reduction(reduction: str, op: str) -> None:
 
 
 def _reduce(losses, reduction: str):
-    if reduction == "mean":
-        return losses.mean() if losses.size else losses.sum() * np.nan
+    if reduction == "mean":  # sum * (1/n): NumPy's mean() has a slow Python wrapper
+        return losses.sum() * (1.0 / losses.size) if losses.size else losses.sum() * np.nan
     if reduction == "sum":
         return losses.sum()
     return losses
@@ -44,9 +44,11 @@ def _reduction_grad(g, n: int, reduction: str):
 
 
 def _shift(x, d: int):
-    xp = array_module(x)
-    m = xp.max(x, axis=d, keepdims=True)
-    return x - xp.where(xp.isfinite(m), m, 0)
+    """``x`` minus its maximum along ``d`` (0 where that maximum is infinite), so exp(x) <= 1."""
+    m = x.max(axis=d, keepdims=True)
+    if not array_module(x).isfinite(m).all():
+        m[~array_module(x).isfinite(m)] = 0
+    return x - m
 
 
 @rule("softmax", reads=("out",))

@@ -21,7 +21,8 @@ from taugrad.tensor import Tensor
 #: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")
 
-_ALL = (None, False)  # ctx of a full reduction without keepdim (the common case)
+_ALL = (None, False)
+_add_reduce = np.add.reduce  # ctx of a full reduction without keepdim (the common case)
 
 
 def _resolve(x: Tensor, dim, keepdim, axis, keepdims, op: str):
@@ -77,7 +78,10 @@ def sum_backward(g, out, ins, node):
 def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dimensions by default)."""
     if dim is None and axis is None and not keepdim and not keepdims:
-        return make(x.data.sum(), (x,), sum_backward, _ALL)
+        data = x.data
+        if data.dtype.kind == "f":  # reduce straight into a 0-d array (NumPy would return a scalar)
+            return make(_add_reduce(data, None, None, np.empty((), dtype=data.dtype)), (x,), sum_backward, _ALL)
+        return make(data.sum(), (x,), sum_backward, _ALL)
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
     return make(x.data.sum(axis=dims, keepdims=keepdim), (x,), sum_backward, (dims, keepdim))
 
