@@ -1,0 +1,93 @@
+"""Timing helpers shared by the benchmark scripts.
+
+Engines are timed *alternately* in one process (A B C, B C A, C A B, ...), so
+a slow phase of a shared machine (another job, CPU frequency changes) hits all
+of them alike; the reported number is the median over rounds, which ignores
+the odd interrupted round.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import statistics
+import time
+from typing import Callable, Dict, List
+
+
+def time_calls(fn: Callable[[], object], number: int) -> float:
+    """Seconds per call of ``fn``, over ``number`` back-to-back calls (GC paused)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        return (time.perf_counter() - start) / number
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def alternate(engines: Dict[str, Callable[[], object]], rounds: int, number: int,
+              warmup: int = 2) -> Dict[str, List[float]]:
+    """Per-call seconds of each engine for every round, the engine order rotating each round."""
+    names = list(engines)
+    for name in names:
+        for _ in range(warmup):
+            engines[name]()
+    samples: Dict[str, List[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for name in order:
+            samples[name].append(time_calls(engines[name], number))
+    return samples
+
+
+def median(values: List[float]) -> float:
+    return statistics.median(values)
+
+
+def spread(values: List[float]) -> float:
+    """Relative half-width of the middle half of the samples (a robust +-)."""
+    if len(values) < 4:
+        return float("nan")
+    q1, _, q3 = statistics.quantiles(values, n=4)
+    return (q3 - q1) / 2 / statistics.median(values)
+
+
+def _status_kib(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> bool:
+    """Restart the peak-RSS high-water mark (Linux: write 5 to /proc/self/clear_refs)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def rss_bytes() -> int:
+    """Current resident set size (0 where /proc is unavailable)."""
+    kib = _status_kib("VmRSS")
+    return 0 if kib is None else kib * 1024
+
+
+def peak_rss_bytes() -> int:
+    """Peak resident set size since the last :func:`reset_peak_rss` (or process start)."""
+    kib = _status_kib("VmHWM")
+    if kib is not None:
+        return kib * 1024
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if os.uname().sysname == "Darwin" else peak * 1024

@@ -1,0 +1,361 @@
+"""Tensor engine benchmark: taugrad vs hand-written NumPy vs PyTorch CPU, in one process.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/bench_tensor.py            # full run (~1-2 min)
+    PYTHONPATH=src python benchmarks/bench_tensor.py --quick    # a few seconds
+    PYTHONPATH=src python benchmarks/bench_tensor.py --threads 1
+
+It measures
+
+1. one training step (forward, cross-entropy, backward, SGD update) of a
+   784-256-256-10 ReLU MLP on a float32 batch of 128, for taugrad, for a
+   hand-written NumPy forward+backward (below: float32 throughout, fused
+   softmax-cross-entropy gradient, in-place updates) and for PyTorch CPU;
+   engines alternate round by round and the median per-step time is reported
+   with its ratio to NumPy (target: taugrad <= 1.10x NumPy);
+2. the cost of a tiny op, ``(a + b).sum().backward()`` on two shape-(4,)
+   tensors, for taugrad and PyTorch (target: taugrad <= 0.5x PyTorch);
+3. peak memory of one training step: tracemalloc sees NumPy's and taugrad's
+   allocations but not PyTorch's own allocator, so the peak RSS growth of a
+   fresh child process running the same steps is reported for all three.
+
+All engines run under the same environment (BLAS variables, thread counts),
+which is printed first: OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE, when set, can
+slow NumPy's OpenBLAS down and would make every ratio misleading.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import subprocess
+import sys
+import tracemalloc
+from typing import Callable, Dict, List
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _timing import alternate, median, peak_rss_bytes, reset_peak_rss, rss_bytes, spread  # noqa: E402
+
+SIZES = (784, 256, 256, 10)
+BATCH = 128
+LR = 0.01
+BLAS_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                  "MKL_NUM_THREADS", "NVPL_BLAS_DEBUG_CPU_TYPE")
+
+
+# ---------------------------------------------------------------------------
+# shared problem
+# ---------------------------------------------------------------------------
+
+
+def make_problem(seed: int = 0):
+    """Batch, labels and the initial weights (uniform +-1/sqrt(fan_in), as nn.Linear), all float32."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], size=BATCH)
+    params = []
+    for fan_in, fan_out in zip(SIZES, SIZES[1:]):
+        bound = 1.0 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    return x, y, params
+
+
+# ---------------------------------------------------------------------------
+# the three engines; each factory returns a zero-argument "one step" function
+# ---------------------------------------------------------------------------
+
+
+def numpy_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
+    """Forward and backward written out by hand: the speed of light for a NumPy engine."""
+    params = [p.copy() for p in init]
+    rows = np.arange(x.shape[0])
+    scale = np.float32(1.0 / x.shape[0])
+    lr = np.float32(LR)
+
+    def step() -> float:
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = x @ w1
+        h1 += b1
+        np.maximum(h1, 0, out=h1)
+        h2 = h1 @ w2
+        h2 += b2
+        np.maximum(h2, 0, out=h2)
+        z = h2 @ w3
+        z += b3
+        # cross-entropy of softmax(z), shifted by the row max so exp cannot overflow
+        z -= z.max(axis=1, keepdims=True)
+        picked = z[rows, y]
+        np.exp(z, out=z)
+        total = z.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(total[:, 0]) - picked))
+        # fused gradient of mean CE wrt z: (softmax - onehot) / n, computed in place
+        z /= total
+        z[rows, y] -= 1
+        z *= scale
+        grads = [None] * 6
+        grads[4] = h2.T @ z
+        grads[5] = z.sum(axis=0)
+        d2 = z @ w3.T
+        d2 *= h2 > 0  # ReLU: pass where the unit was active
+        grads[2] = h1.T @ d2
+        grads[3] = d2.sum(axis=0)
+        d1 = d2 @ w2.T
+        d1 *= h1 > 0
+        grads[0] = x.T @ d1
+        grads[1] = d1.sum(axis=0)
+        for p, g in zip(params, grads):
+            g *= lr
+            p -= g
+        return loss
+
+    step.params = params  # type: ignore[attr-defined]
+    return step
+
+
+def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
+    import taugrad
+    import taugrad.functional as F
+
+    params = [taugrad.Tensor(p.copy(), requires_grad=True) for p in init]
+    inputs = taugrad.Tensor(x)
+    lr = np.float32(LR)
+
+    def step() -> float:
+        w1, b1, w2, b2, w3, b3 = params
+        h = (inputs @ w1 + b1).relu()
+        h = (h @ w2 + b2).relu()
+        loss = F.cross_entropy(h @ w3 + b3, y)
+        loss.backward()
+        for p in params:  # plain SGD on the arrays, as an optimizer does
+            data = p.data
+            data -= lr * p.grad.data
+            p.grad = None
+        return float(loss.data)
+
+    step.params = [p.data for p in params]  # type: ignore[attr-defined]
+    return step
+
+
+def torch_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
+    import torch
+    import torch.nn.functional as F
+
+    params = [torch.tensor(p, requires_grad=True) for p in init]
+    inputs = torch.from_numpy(x)
+    labels = torch.from_numpy(y)
+
+    def step() -> float:
+        w1, b1, w2, b2, w3, b3 = params
+        h = (inputs @ w1 + b1).relu()
+        h = (h @ w2 + b2).relu()
+        loss = F.cross_entropy(h @ w3 + b3, labels)
+        loss.backward()
+        with torch.no_grad():
+            for p in params:
+                p.sub_(p.grad, alpha=LR)
+                p.grad = None
+        return float(loss.detach())
+
+    step.params = [p.detach().numpy() for p in params]  # type: ignore[attr-defined]
+    return step
+
+
+ENGINES = {"numpy": numpy_engine, "taugrad": taugrad_engine, "torch": torch_engine}
+
+
+# ---------------------------------------------------------------------------
+# tiny op
+# ---------------------------------------------------------------------------
+
+
+def tiny_taugrad() -> Callable[[], None]:
+    import taugrad
+
+    a = taugrad.Tensor(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32), requires_grad=True)
+    b = taugrad.Tensor(np.array([0.5, 0.5, 0.5, 0.5], dtype=np.float32), requires_grad=True)
+
+    def op() -> None:
+        (a + b).sum().backward()
+
+    return op
+
+
+def tiny_torch() -> Callable[[], None]:
+    import torch
+
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    b = torch.tensor([0.5, 0.5, 0.5, 0.5], requires_grad=True)
+
+    def op() -> None:
+        (a + b).sum().backward()
+
+    return op
+
+
+# ---------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------
+
+
+def print_environment() -> None:
+    import torch
+
+    print("environment")
+    print(f"  python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}, "
+          f"{os.cpu_count()} CPUs ({platform.machine()})")
+    for name in BLAS_VARIABLES:
+        value = os.environ.get(name)
+        print(f"  {name:<26} {'(not set)' if value is None else repr(value)}")
+    try:
+        from threadpoolctl import threadpool_info
+
+        for pool in threadpool_info():
+            print(f"  threadpool: {pool.get('internal_api')} {pool.get('version')} "
+                  f"arch={pool.get('architecture')} threads={pool.get('num_threads')} "
+                  f"({os.path.basename(pool.get('filepath', ''))})")
+    except ImportError:
+        blas = np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {})  # type: ignore[attr-defined]
+        print(f"  numpy BLAS: {blas.get('name')} {blas.get('version')} (threadpoolctl not installed)")
+    print(f"  torch threads: intra-op {torch.get_num_threads()}, inter-op {torch.get_num_interop_threads()}")
+
+
+def check_engines_agree(x: np.ndarray, y: np.ndarray, init: List[np.ndarray], names: List[str]) -> None:
+    """Two steps from the same start must give the same losses and weights: same computation timed."""
+    results = {}
+    for name in names:
+        step = ENGINES[name](x, y, init)
+        losses = [step(), step()]
+        results[name] = (losses, [np.array(p) for p in step.params])
+    ref_losses, ref_params = results[names[0]]
+    for name in names[1:]:
+        losses, params = results[name]
+        worst = max(float(np.max(np.abs(p - q))) for p, q in zip(params, ref_params))
+        ok = np.allclose(losses, ref_losses, rtol=1e-4) and worst < 1e-5
+        print(f"  {name} vs {names[0]}: losses {losses[0]:.6f}, {losses[1]:.6f} vs "
+              f"{ref_losses[0]:.6f}, {ref_losses[1]:.6f}; max weight diff {worst:.1e} -> {'agree' if ok else 'DISAGREE'}")
+
+
+def bench_training_step(names: List[str], rounds: int, number: int) -> Dict[str, float]:
+    x, y, init = make_problem()
+    print(f"\n1. training step: MLP {'-'.join(map(str, SIZES))}, ReLU, float32 batch {BATCH}, "
+          f"cross-entropy, backward, SGD")
+    check_engines_agree(x, y, init, names)
+    steps = {name: ENGINES[name](x, y, init) for name in names}
+    samples = alternate(steps, rounds=rounds, number=number)
+    ms = {name: median(samples[name]) * 1e3 for name in names}
+    base = ms.get("numpy")
+    print(f"  {rounds} alternating rounds x {number} steps; median ms/step")
+    print(f"  {'engine':<10}{'ms/step':>10}{'+-':>8}{'vs numpy':>10}")
+    for name in names:
+        ratio = f"{ms[name] / base:.2f}x" if base else "-"
+        print(f"  {name:<10}{ms[name]:>10.3f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
+    return ms
+
+
+def bench_tiny_op(names: List[str], rounds: int, number: int) -> Dict[str, float]:
+    print("\n2. tiny op: (a + b).sum().backward(), a and b shape (4,) float32, requires_grad")
+    makers = {"taugrad": tiny_taugrad, "torch": tiny_torch}
+    ops = {name: makers[name]() for name in names if name in makers}
+    samples = alternate(ops, rounds=rounds, number=number, warmup=100)
+    us = {name: median(samples[name]) * 1e6 for name in ops}
+    print(f"  {rounds} alternating rounds x {number} calls; median us/call")
+    print(f"  {'engine':<10}{'us/op':>10}{'+-':>8}{'vs torch':>10}")
+    for name in ops:
+        ratio = f"{us[name] / us['torch']:.2f}x" if "torch" in us else "-"
+        print(f"  {name:<10}{us[name]:>10.2f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
+    return us
+
+
+def traced_peak(name: str) -> int:
+    """Peak bytes tracemalloc sees during one training step (after a warm-up step)."""
+    x, y, init = make_problem()
+    step = ENGINES[name](x, y, init)
+    step()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        step()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def rss_probe(name: str, steps: int) -> None:
+    """Child-process mode: print how much one engine's steps raise the peak RSS."""
+    x, y, init = make_problem()
+    step = ENGINES[name](x, y, init)
+    if not reset_peak_rss():
+        print("nan")
+        return
+    before = rss_bytes()
+    for _ in range(steps):
+        step()
+    print(peak_rss_bytes() - before)
+
+
+def bench_memory(names: List[str], steps: int, threads: int | None) -> None:
+    print("\n3. peak memory of a training step")
+    mb = 1024 * 1024
+    print(f"  {'engine':<10}{'tracemalloc peak':>18}{'peak RSS growth':>18}")
+    for name in names:
+        traced = f"{traced_peak(name) / mb:.2f} MiB" if name != "torch" else "invisible*"
+        command = [sys.executable, os.path.abspath(__file__), "--rss-probe", name, "--probe-steps", str(steps)]
+        if threads is not None:
+            command += ["--threads", str(threads)]
+        out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+        rss = float(out.strip().splitlines()[-1]) / mb
+        print(f"  {name:<10}{traced:>18}{rss:>14.2f} MiB")
+    print("  tracemalloc: NumPy/taugrad arrays allocated during one step (weights and data excluded);")
+    print("  * PyTorch allocates outside Python's tracemalloc hooks, so its peak is not visible there.")
+    print("  peak RSS growth: fresh child process per engine, peak RSS (VmHWM, reset after setup) during")
+    print(f"  {steps} steps minus RSS before them;")
+    print("  includes allocator/BLAS buffers the OS maps, so it is coarser than tracemalloc.")
+
+
+def main(argv: List[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a short run (few rounds) for a smoke test")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="set BLAS and torch intra-op threads for all engines (default: leave as is)")
+    parser.add_argument("--engines", default="numpy,taugrad,torch", help="comma-separated subset")
+    parser.add_argument("--rss-probe", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--probe-steps", type=int, default=5, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    names = [n for n in args.engines.split(",") if n]
+    unknown = [n for n in names if n not in ENGINES]
+    if unknown:
+        parser.error(f"unknown engine(s) {unknown}; choose from {list(ENGINES)}")
+
+    if args.threads is not None:
+        import torch
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.threads)
+        torch.set_num_threads(args.threads)
+    if args.rss_probe:
+        rss_probe(args.rss_probe, args.probe_steps)
+        return 0
+
+    print_environment()
+    rounds, number = (5, 5) if args.quick else (31, 20)
+    step_ms = bench_training_step(names, rounds, number)
+    tiny_us = bench_tiny_op(names, rounds, 200 if args.quick else 2000)
+    bench_memory(names, steps=3 if args.quick else 10, threads=args.threads)
+
+    print("\ntargets")
+    if "taugrad" in step_ms and "numpy" in step_ms:
+        r = step_ms["taugrad"] / step_ms["numpy"]
+        print(f"  training step taugrad / numpy = {r:.2f}x (target <= 1.10x): {'MET' if r <= 1.10 else 'MISSED'}")
+    if "taugrad" in tiny_us and "torch" in tiny_us:
+        r = tiny_us["taugrad"] / tiny_us["torch"]
+        print(f"  tiny op taugrad / torch = {r:.2f}x (target <= 0.50x): {'MET' if r <= 0.5 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
