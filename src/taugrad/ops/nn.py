@@ -12,7 +12,6 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import array_module, constant, make, normalize_dim, rule
-from taugrad.ops.reduce import logsumexp_array
 from taugrad.tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -45,6 +44,8 @@ def _reduction_grad(g, n: int, reduction: str):
 
 def _shift(x, d: int):
     """``x`` minus its maximum along ``d`` (0 where that maximum is infinite), so exp(x) <= 1."""
+    if x.size == 0:
+        return x
     m = x.max(axis=d, keepdims=True)
     if not array_module(x).isfinite(m).all():
         m[~array_module(x).isfinite(m)] = 0
@@ -75,8 +76,10 @@ def log_softmax_backward(g, out, ins, node):
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits."""
     d = normalize_dim(dim, x.data.ndim, "log_softmax") if x.data.ndim else None
-    dims = None if d is None else (d,)
-    return make(x.data - logsumexp_array(x.data, dims, True), (x,), log_softmax_backward, d)
+    shifted = _shift(x.data, d)  # subtract the max first: x - (max + log s) would round in float32
+    with np.errstate(divide="ignore"):  # a row of -inf: log(0) = -inf, as PyTorch
+        data = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
+    return make(data, (x,), log_softmax_backward, d)
 
 
 # ---------------------------------------------------------------------------

@@ -165,8 +165,8 @@ def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
         dim = axis
     if keepdims is not None:
         keepdim = keepdims
-    if isinstance(dim, (tuple, list)):
-        raise TypeError(f"{op}: dim must be a single int when indices are returned; use a{op} for several")
+    if isinstance(dim, (tuple, list)):  # several dims: values only (as amax/amin)
+        return _extreme(x, dim, keepdim, None, None, op, np.max if op == "max" else np.min)
     if x.data.ndim == 0:
         normalize_dims(dim, 0, op)
         from taugrad.ops.elementwise import clone
@@ -188,6 +188,7 @@ def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     * ``x.max()``: the maximum of all elements (ties share the gradient evenly);
     * ``x.max(dim)``: ``(values, indices)`` along ``dim``, as ``torch.max``
       (the gradient goes to the returned index);
+    * ``x.max(dim=(0, 2))``: the values over several dims, as :func:`amax`;
     * ``x.max(other_tensor)``: elementwise :func:`maximum`.
     """
     if isinstance(dim, Tensor):
