@@ -265,8 +265,9 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
     d = normalize_dim(dim, x.data.ndim, "chunk")
     n = x.shape[d]
-    size = -(-n // chunks) if n else 1
-    return split(x, size, d)
+    if n == 0:  # PyTorch gives ``chunks`` empty pieces
+        return split(x, [0] * chunks, d)
+    return split(x, -(-n // chunks), d)
 
 
 @rule("pad")
