@@ -31,11 +31,30 @@ _GELU_K = math.sqrt(2.0 / math.pi)  # tanh approximation constants
 _GELU_C = 0.044715
 
 
+def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
+    """One clear line for a failed binary op: shapes that cannot broadcast, or dtypes NumPy refuses."""
+    if isinstance(error, ValueError) and isinstance(b, Tensor):
+        try:
+            np.broadcast_shapes(a.shape, b.shape)
+        except ValueError:
+            return broadcast_error(op, a, b)
+    b_dtype = b.dtype if isinstance(b, Tensor) else type(b).__name__
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return TypeError(f"{op}: not supported for {a.dtype} and {b_dtype} operands ({reason})")
+
+
 def _binary_data(op: str, fn, a: Tensor, b: Tensor):
     try:
         return fn(a.data, b.data)
-    except ValueError:
-        raise broadcast_error(op, a, b) from None
+    except (ValueError, TypeError, OverflowError) as error:
+        raise binary_error(op, a, b, error) from None
+
+
+def _unary_data(op: str, fn, a: Tensor):
+    try:
+        return fn(a.data)
+    except TypeError:
+        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
 
 # ---------------------------------------------------------------------------
@@ -58,14 +77,13 @@ def add_scalar_backward(g, out, ins, node):
 
 def add(a: Tensor, b) -> Tensor:
     """``a + b`` with broadcasting."""
-    if isinstance(b, Tensor):
-        try:
-            data = a.data + b.data
-        except ValueError:
-            raise broadcast_error("add", a, b) from None
-        return make(data, (a, b), add_backward)
-    if type(b) is float or type(b) is int:
-        return make(a.data + b, (a,), add_scalar_backward)
+    try:
+        if isinstance(b, Tensor):
+            return make(a.data + b.data, (a, b), add_backward)
+        if type(b) is float or type(b) is int:
+            return make(a.data + b, (a,), add_scalar_backward)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise binary_error("add", a, b, error) from None
     return add(a, operand(b, a))
 
 
@@ -84,14 +102,13 @@ def rsub_scalar_backward(g, out, ins, node):
 
 def sub(a: Tensor, b) -> Tensor:
     """``a - b`` with broadcasting."""
-    if isinstance(b, Tensor):
-        try:
-            data = a.data - b.data
-        except ValueError:
-            raise broadcast_error("sub", a, b) from None
-        return make(data, (a, b), sub_backward)
-    if type(b) is float or type(b) is int:
-        return make(a.data - b, (a,), add_scalar_backward)
+    try:
+        if isinstance(b, Tensor):
+            return make(a.data - b.data, (a, b), sub_backward)
+        if type(b) is float or type(b) is int:
+            return make(a.data - b, (a,), add_scalar_backward)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise binary_error("sub", a, b, error) from None
     return sub(a, operand(b, a))
 
 
@@ -121,14 +138,13 @@ def mul_scalar_backward(g, out, ins, node):
 
 def mul(a: Tensor, b) -> Tensor:
     """``a * b`` with broadcasting."""
-    if isinstance(b, Tensor):
-        try:
-            data = a.data * b.data
-        except ValueError:
-            raise broadcast_error("mul", a, b) from None
-        return make(data, (a, b), mul_backward)
-    if type(b) is float or type(b) is int:
-        return make(a.data * b, (a,), mul_scalar_backward, b)
+    try:
+        if isinstance(b, Tensor):
+            return make(a.data * b.data, (a, b), mul_backward)
+        if type(b) is float or type(b) is int:
+            return make(a.data * b, (a,), mul_scalar_backward, b)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise binary_error("mul", a, b, error) from None
     return mul(a, operand(b, a))
 
 
@@ -158,14 +174,13 @@ def rdiv_scalar_backward(g, out, ins, node):
 
 def div(a: Tensor, b) -> Tensor:
     """``a / b`` (true division) with broadcasting."""
-    if isinstance(b, Tensor):
-        try:
-            data = a.data / b.data
-        except ValueError:
-            raise broadcast_error("div", a, b) from None
-        return make(data, (a, b), div_backward)
-    if type(b) is float or type(b) is int:
-        return make(a.data / b, (a,), div_scalar_backward, b)
+    try:
+        if isinstance(b, Tensor):
+            return make(a.data / b.data, (a, b), div_backward)
+        if type(b) is float or type(b) is int:
+            return make(a.data / b, (a,), div_scalar_backward, b)
+    except (ValueError, TypeError, OverflowError) as error:
+        raise binary_error("div", a, b, error) from None
     return div(a, operand(b, a))
 
 
@@ -222,6 +237,8 @@ def pow(a: Tensor, b) -> Tensor:
             data = a.data**b
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
+        except (TypeError, OverflowError) as error:
+            raise binary_error("pow", a, b, error) from None
         return make(data, (a,), pow_scalar_backward, b)
     return pow(a, operand(b, a))
 
@@ -246,7 +263,7 @@ def neg_backward(g, out, ins, node):
 
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
-    return make(-a.data, (a,), neg_backward)
+    return make(_unary_data("neg", np.negative, a), (a,), neg_backward)
 
 
 @rule("exp", reads=("out",))
@@ -257,7 +274,7 @@ def exp_backward(g, out, ins, node):
 
 def exp(a: Tensor) -> Tensor:
     """``e ** a``."""
-    return make(np.exp(a.data), (a,), exp_backward)
+    return make(_unary_data("exp", np.exp, a), (a,), exp_backward)
 
 
 @rule("log", reads=(0,))
@@ -268,7 +285,7 @@ def log_backward(g, out, ins, node):
 
 def log(a: Tensor) -> Tensor:
     """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
-    return make(np.log(a.data), (a,), log_backward)
+    return make(_unary_data("log", np.log, a), (a,), log_backward)
 
 
 @rule("log1p", reads=(0,))
@@ -279,7 +296,7 @@ def log1p_backward(g, out, ins, node):
 
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
-    return make(np.log1p(a.data), (a,), log1p_backward)
+    return make(_unary_data("log1p", np.log1p, a), (a,), log1p_backward)
 
 
 @rule("sqrt", reads=("out",))
@@ -290,7 +307,7 @@ def sqrt_backward(g, out, ins, node):
 
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
-    return make(np.sqrt(a.data), (a,), sqrt_backward)
+    return make(_unary_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
 
 
 @rule("sin", reads=(0,))
@@ -301,7 +318,7 @@ def sin_backward(g, out, ins, node):
 
 
 def sin(a: Tensor) -> Tensor:
-    return make(np.sin(a.data), (a,), sin_backward)
+    return make(_unary_data("sin", np.sin, a), (a,), sin_backward)
 
 
 @rule("cos", reads=(0,))
@@ -312,7 +329,7 @@ def cos_backward(g, out, ins, node):
 
 
 def cos(a: Tensor) -> Tensor:
-    return make(np.cos(a.data), (a,), cos_backward)
+    return make(_unary_data("cos", np.cos, a), (a,), cos_backward)
 
 
 @rule("abs", reads=(0,))
@@ -323,12 +340,12 @@ def abs_backward(g, out, ins, node):
 
 def abs(a: Tensor) -> Tensor:
     """``|a|``."""
-    return make(np.abs(a.data), (a,), abs_backward)
+    return make(_unary_data("abs", np.abs, a), (a,), abs_backward)
 
 
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
-    return constant(np.sign(a.data))
+    return constant(_unary_data("sign", np.sign, a))
 
 
 @rule("tanh", reads=("out",))
@@ -339,7 +356,7 @@ def tanh_backward(g, out, ins, node):
 
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return make(np.tanh(a.data), (a,), tanh_backward)
+    return make(_unary_data("tanh", np.tanh, a), (a,), tanh_backward)
 
 
 @rule("sigmoid", reads=("out",))
@@ -350,7 +367,11 @@ def sigmoid_backward(g, out, ins, node):
 
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function, computed without overflow for any input."""
-    return make(A.sigmoid_array(a.data), (a,), sigmoid_backward)
+    return make(_unary_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
+
+
+def _relu_array(x):
+    return np.maximum(x, 0)
 
 
 @rule("relu", reads=(0,))
@@ -361,7 +382,7 @@ def relu_backward(g, out, ins, node):
 
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise."""
-    return make(np.maximum(a.data, 0), (a,), relu_backward)
+    return make(_unary_data("relu", _relu_array, a), (a,), relu_backward)
 
 
 @rule("gelu", reads=(0,))
@@ -405,7 +426,7 @@ def erf_backward(g, out, ins, node):
 
 def erf(a: Tensor) -> Tensor:
     """The error function."""
-    return make(A.erf_array(a.data), (a,), erf_backward)
+    return make(_unary_data("erf", A.erf_array, a), (a,), erf_backward)
 
 
 # ---------------------------------------------------------------------------
