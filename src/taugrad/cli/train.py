@@ -64,6 +64,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint (.npz) of model, optimizer and scaler")
     parser.add_argument("--plots", metavar="DIR", help="write training-curve (and decision-boundary) PNGs here")
     parser.add_argument("--no-progress", action="store_true", help="no progress display (final results only)")
+    parser.add_argument("--diagnose", action="store_true",
+                        help="record per-layer gradient norms and dead ReLU units; print a table and write "
+                             "DATASET_gradients.png (into --plots DIR, else the current directory)")
     parser.set_defaults(run=run)
 
 
@@ -131,6 +134,20 @@ def _check_plot_directory(path: str) -> str:
     return path
 
 
+def _check_diagnose(config: Dict[str, Any]) -> Optional[str]:
+    """Where ``--diagnose`` writes its plot (None without matplotlib: the table is still printed)."""
+    if config["engine"] != "tensor":
+        raise CommandError("--diagnose needs --engine tensor (it hooks taugrad.nn modules)")
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return None
+    directory = config["plots"] or os.curdir
+    if not os.access(directory, os.W_OK):
+        raise CommandError(f"--diagnose cannot write its plot to {os.path.abspath(directory)!r}: permission denied")
+    return os.path.join(directory, f"{config['dataset']}_gradients.png")
+
+
 def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
     """Check and convert every option; raise CommandError on the first bad one."""
     from taugrad.data import DATASETS
@@ -163,7 +180,11 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
         "save": None if args.save is None else _check_output_file(args.save),
         "plots": None if args.plots is None else _check_plot_directory(args.plots),
         "progress": not args.no_progress,
+        "diagnose": bool(args.diagnose),
+        "diagnose_plot": None,
     }
+    if config["diagnose"]:
+        config["diagnose_plot"] = _check_diagnose(config)
     if not 0.0 < config["test_size"] < 1.0:
         raise CommandError(f"--test-size must be between 0 and 1, got {args.test_size}")
     if config["model"] == "linear":
@@ -204,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
     config = parse_config(args)
     arrays = load_data(config)
     trainer = train_engines.make_trainer(config, arrays["X_train"], arrays["y_train"], arrays["n_classes"])
+    monitor = trainer.diagnose() if config["diagnose"] else None
     n_train, n_test = len(arrays["y_train"]), len(arrays["y_test"])
     print(f"{config['dataset']}: {n_train} train / {n_test} test samples, {arrays['X_train'].shape[1]} features, "
           f"{arrays['n_classes']} classes")
@@ -228,11 +250,28 @@ def run(args: argparse.Namespace) -> int:
     print(f"train accuracy: {100 * history['train_accuracy'][-1]:.2f}%")
     print(f"test accuracy:  {100 * history['test_accuracy'][-1]:.2f}%")
     print(f"trained in {elapsed:.2f} s")
+    if monitor is not None:
+        _report_diagnostics(config, trainer, monitor)
     if config["plots"]:
         _write_plots(config, arrays, trainer, history)
     if config["save"]:
         _save_checkpoint(config, arrays, trainer, history)
     return 0
+
+
+def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> None:
+    from taugrad.diagnostics import plot_gradient_flow, print_table
+
+    monitor.close()
+    print_table(monitor, title=f"gradient flow of {trainer.describe()}")
+    if config["diagnose_plot"] is None:
+        print("diagnostics plot: skipped (needs matplotlib: pip install 'taugrad[plots]')")
+        return
+    title = f"{config['dataset']}: gradient flow of {trainer.describe()}"
+    try:
+        print("diagnostics plot: " + plot_gradient_flow(monitor, config["diagnose_plot"], title=title))
+    except OSError as err:
+        raise CommandError(f"cannot write {config['diagnose_plot']!r}: {err.strerror or err}") from None
 
 
 def _write_plots(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any, history: Dict[str, List[float]]) -> None:
@@ -259,7 +298,7 @@ def _save_checkpoint(config: Dict[str, Any], arrays: Dict[str, Any], trainer: An
         "input_mean": arrays["mean"],
         "input_std": arrays["std"],
         "history": history,
-        "config": {key: value for key, value in config.items() if key not in ("save", "plots")},
+        "config": {key: value for key, value in config.items() if key not in ("save", "plots", "diagnose_plot")},
     }
     try:
         taugrad.save(checkpoint, config["save"])

@@ -63,9 +63,17 @@ class TensorTrainer:
         self.loader = DataLoader((X_train.astype(np.float32), y_train), batch_size=config["batch_size"],
                                  shuffle=True, seed=config["seed"])
         self.config = config
+        self.monitor: Any = None
 
     def describe(self) -> str:
         return _describe(self.config, self.sizes)
+
+    def diagnose(self) -> Any:
+        """Start recording gradient norms and dead ReLUs (``--diagnose``); returns the monitor."""
+        from taugrad.diagnostics import GradientFlowMonitor
+
+        self.monitor = GradientFlowMonitor(self.model)
+        return self.monitor
 
     def parameter_count(self) -> int:
         return sum(p.data.size for p in self.model.parameters())
@@ -80,9 +88,13 @@ class TensorTrainer:
             loss = cross_entropy(self.model(Tensor(xb)), yb)
             self.optimizer.zero_grad()
             loss.backward()
+            if self.monitor is not None:
+                self.monitor.record_gradients()
             self.optimizer.step()
             total += float(loss.data) * len(yb)
             count += len(yb)
+        if self.monitor is not None:
+            self.monitor.end_epoch()
         return total / count
 
     def predict(self, X: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
+from taugrad.hooks import RemovableHandle
 from taugrad.ops.inplace import bump_version
 from taugrad.tensor import Tensor
 
@@ -81,6 +82,7 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "training", True)
 
     # -- forward --------------------------------------------------------------
@@ -89,7 +91,31 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        output = self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_forward_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        return output
+
+    def register_forward_hook(self, hook: Callable[["Module", tuple, Any], Any]) -> RemovableHandle:
+        """Call ``hook(module, inputs, output)`` after every ``forward``; a non-None result replaces the output.
+
+        ``inputs`` is the tuple of positional arguments.  Hooks run in
+        registration order.  Returns a handle whose ``remove()`` unregisters
+        the hook (as ``torch.nn.Module.register_forward_hook``).
+        """
+        if not callable(hook):
+            raise TypeError(f"register_forward_hook expects a callable, got {type(hook).__name__}")
+        hooks = self.__dict__.get("_forward_hooks")
+        if hooks is None:  # a subclass that skipped Module.__init__ for this attribute
+            hooks = OrderedDict()
+            object.__setattr__(self, "_forward_hooks", hooks)
+        handle = RemovableHandle(self, "_forward_hooks")
+        hooks[handle.id] = hook
+        return handle
 
     # -- registration -----------------------------------------------------------
 
