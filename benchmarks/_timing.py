@@ -29,8 +29,14 @@ def time_calls(fn: Callable[[], object], number: int) -> float:
 
 
 def alternate(engines: Dict[str, Callable[[], object]], rounds: int, number: int,
-              warmup: int = 2) -> Dict[str, List[float]]:
-    """Per-call seconds of each engine for every round, the engine order rotating each round."""
+              warmup: int = 2, settle: float = 0.0) -> Dict[str, List[float]]:
+    """Per-call seconds of each engine for every round, the engine order rotating each round.
+
+    Before each timed block the engine runs once untimed (caches, lazily made
+    buffers) after sleeping ``settle`` seconds: BLAS and OpenMP worker threads
+    busy-wait for a while after their last job, and without the pause the
+    spinning threads of one library would slow down whichever engine runs next.
+    """
     names = list(engines)
     for name in names:
         for _ in range(warmup):
@@ -39,8 +45,19 @@ def alternate(engines: Dict[str, Callable[[], object]], rounds: int, number: int
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
+            if settle:
+                time.sleep(settle)
+            engines[name]()
             samples[name].append(time_calls(engines[name], number))
     return samples
+
+
+def load_average() -> float | None:
+    """1-minute load average, or None where the OS does not report it."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
 
 
 def median(values: List[float]) -> float:

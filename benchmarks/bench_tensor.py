@@ -37,7 +37,7 @@ from typing import Callable, Dict, List
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _timing import alternate, median, peak_rss_bytes, reset_peak_rss, rss_bytes, spread  # noqa: E402
+from _timing import alternate, load_average, median, peak_rss_bytes, reset_peak_rss, rss_bytes, spread  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 128
@@ -221,6 +221,16 @@ def print_environment() -> None:
         blas = np.__config__.CONFIG.get("Build Dependencies", {}).get("blas", {})  # type: ignore[attr-defined]
         print(f"  numpy BLAS: {blas.get('name')} {blas.get('version')} (threadpoolctl not installed)")
     print(f"  torch threads: intra-op {torch.get_num_threads()}, inter-op {torch.get_num_interop_threads()}")
+    print_load("at start")
+
+
+def print_load(when: str) -> None:
+    load = load_average()
+    if load is None:
+        return
+    busy = load > 0.5 * (os.cpu_count() or 1)
+    note = " -- machine busy: timings are noisy; consider --threads 1 or a quieter moment" if busy else ""
+    print(f"  load average {when}: {load:.2f} on {os.cpu_count()} CPUs{note}")
 
 
 def check_engines_agree(x: np.ndarray, y: np.ndarray, init: List[np.ndarray], names: List[str]) -> None:
@@ -245,7 +255,7 @@ def bench_training_step(names: List[str], rounds: int, number: int) -> Dict[str,
           f"cross-entropy, backward, SGD")
     check_engines_agree(x, y, init, names)
     steps = {name: ENGINES[name](x, y, init) for name in names}
-    samples = alternate(steps, rounds=rounds, number=number)
+    samples = alternate(steps, rounds=rounds, number=number, settle=0.05)
     ms = {name: median(samples[name]) * 1e3 for name in names}
     base = ms.get("numpy")
     print(f"  {rounds} alternating rounds x {number} steps; median ms/step")
@@ -298,9 +308,10 @@ def rss_probe(name: str, steps: int) -> None:
     print(peak_rss_bytes() - before)
 
 
-def bench_memory(names: List[str], steps: int, threads: int | None) -> None:
+def bench_memory(names: List[str], steps: int, threads: int | None) -> Dict[str, tuple]:
     print("\n3. peak memory of a training step")
     mb = 1024 * 1024
+    peaks: Dict[str, tuple] = {}
     print(f"  {'engine':<10}{'tracemalloc peak':>18}{'peak RSS growth':>18}")
     for name in names:
         traced = f"{traced_peak(name) / mb:.2f} MiB" if name != "torch" else "invisible*"
@@ -310,11 +321,13 @@ def bench_memory(names: List[str], steps: int, threads: int | None) -> None:
         out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
         rss = float(out.strip().splitlines()[-1]) / mb
         print(f"  {name:<10}{traced:>18}{rss:>14.2f} MiB")
+        peaks[name] = (traced, f"{rss:.2f} MiB")
     print("  tracemalloc: NumPy/taugrad arrays allocated during one step (weights and data excluded);")
     print("  * PyTorch allocates outside Python's tracemalloc hooks, so its peak is not visible there.")
     print("  peak RSS growth: fresh child process per engine, peak RSS (VmHWM, reset after setup) during")
     print(f"  {steps} steps minus RSS before them;")
     print("  includes allocator/BLAS buffers the OS maps, so it is coarser than tracemalloc.")
+    return peaks
 
 
 def main(argv: List[str] | None = None) -> int:
@@ -323,6 +336,7 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=None,
                         help="set BLAS and torch intra-op threads for all engines (default: leave as is)")
     parser.add_argument("--engines", default="numpy,taugrad,torch", help="comma-separated subset")
+    parser.add_argument("--markdown", action="store_true", help="also print the results as a Markdown table")
     parser.add_argument("--rss-probe", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--probe-steps", type=int, default=5, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -345,8 +359,10 @@ def main(argv: List[str] | None = None) -> int:
     rounds, number = (5, 5) if args.quick else (31, 20)
     step_ms = bench_training_step(names, rounds, number)
     tiny_us = bench_tiny_op(names, rounds, 200 if args.quick else 2000)
-    bench_memory(names, steps=3 if args.quick else 10, threads=args.threads)
+    peaks = bench_memory(names, steps=3 if args.quick else 10, threads=args.threads)
 
+    print()
+    print_load("at end")
     print("\ntargets")
     if "taugrad" in step_ms and "numpy" in step_ms:
         r = step_ms["taugrad"] / step_ms["numpy"]
@@ -354,7 +370,22 @@ def main(argv: List[str] | None = None) -> int:
     if "taugrad" in tiny_us and "torch" in tiny_us:
         r = tiny_us["taugrad"] / tiny_us["torch"]
         print(f"  tiny op taugrad / torch = {r:.2f}x (target <= 0.50x): {'MET' if r <= 0.5 else 'MISSED'}")
+    if args.markdown:
+        print_markdown(names, step_ms, tiny_us, peaks)
     return 0
+
+
+def print_markdown(names: List[str], step_ms: Dict[str, float], tiny_us: Dict[str, float],
+                   peaks: Dict[str, tuple]) -> None:
+    base = step_ms.get("numpy")
+    print("\n| engine | MLP step (ms) | vs NumPy | tiny op (us) | vs PyTorch | tracemalloc peak | peak RSS growth |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in names:
+        ratio = f"{step_ms[name] / base:.2f}x" if base else "-"
+        tiny = f"{tiny_us[name]:.1f}" if name in tiny_us else "-"
+        tiny_ratio = f"{tiny_us[name] / tiny_us['torch']:.2f}x" if name in tiny_us and "torch" in tiny_us else "-"
+        traced, rss = peaks[name]
+        print(f"| {name} | {step_ms[name]:.2f} | {ratio} | {tiny} | {tiny_ratio} | {traced} | {rss} |")
 
 
 if __name__ == "__main__":

@@ -146,6 +146,15 @@ def split_case(draw) -> Case:
 
 
 @st.composite
+def chunk_case(draw) -> Case:
+    """``chunk`` (an extra beyond the issue) on a non-empty dim: for an empty one torch
+    returns ``chunks`` empty pieces and taugrad one, a difference left out here."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    d = draw(st.integers(0, len(shape) - 1))
+    return Case((shape,), {"chunks": draw(st.integers(1, 4)), "dim": negate_some(draw, [d], len(shape))[0]})
+
+
+@st.composite
 def pad_case(draw) -> Case:
     """``F.pad`` widths, last dim first as in PyTorch, constant value."""
     shape = draw(shapes(min_dims=1, min_side=1))
@@ -244,6 +253,14 @@ def softmax_case(draw) -> Case:
 
 
 @st.composite
+def linear_case(draw) -> Case:
+    """x (..., in), weight (out, in), bias (out,)."""
+    batch = draw(shapes(max_dims=2))
+    n_in, n_out = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    return Case((batch + (n_in,), (n_out, n_in), (n_out,)))
+
+
+@st.composite
 def mse_case(draw) -> Case:
     shape = draw(shapes(min_side=1))
     return Case((shape, shape), {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))})
@@ -284,11 +301,17 @@ OPS = [
     Op("sigmoid", lambda L, x: x.sigmoid(), unary),
     Op("relu", lambda L, x: x.relu(), unary, "nonzero"),
     Op("gelu", lambda L, x: L.F.gelu(x), unary),
+    Op("gelu_tanh", lambda L, x: L.F.gelu(x, approximate="tanh"), unary),
+    Op("sin", lambda L, x: x.sin(), unary),
+    Op("cos", lambda L, x: x.cos(), unary),
+    Op("log1p", lambda L, x: x.log1p(), unary, "positive"),
+    Op("erf", lambda L, x: x.erf(), unary),
     Op("maximum", lambda L, a, b: L.maximum(a, b), pair, "distinct"),
     Op("minimum", lambda L, a, b: L.minimum(a, b), pair, "distinct"),
     Op("clip", lambda L, x: x.clip(-0.55, 0.65), unary, "distinct"),
     Op("clip_min", lambda L, x: x.clip(min=0.05), unary, "distinct"),
     Op("where", lambda L, a, b: L.where(a > 0, a, b), pair, "nonzero"),
+    Op("where_scalar", lambda L, x: L.where(x > 0, x, 0.5), unary, "nonzero"),
     # reductions: dim None / int / tuple (some negative), keepdim
     Op("sum", lambda L, x, dim, keepdim: x.sum(dim=dim, keepdim=keepdim), reduction(min_side=0)),
     Op("mean", lambda L, x, dim, keepdim: x.mean(dim=dim, keepdim=keepdim), REDUCE),
@@ -318,6 +341,8 @@ OPS = [
     Op("cat", lambda L, *xs, dim: L.cat(list(xs), dim=dim), cat_case()),
     Op("stack", lambda L, *xs, dim: L.stack(list(xs), dim=dim), stack_case()),
     Op("split", lambda L, x, size, dim: x.split(size, dim=dim), split_case()),
+    Op("chunk", lambda L, x, chunks, dim: x.chunk(chunks, dim=dim), chunk_case()),
+    Op("concatenate", lambda L, *xs, dim: L.concatenate(list(xs), dim=dim), cat_case()),
     Op("pad", lambda L, x, pad, value: L.F.pad(x, pad, value=value), pad_case()),
     # indexing; backward scatter-adds, so repeated indices accumulate
     Op("index_basic", lambda L, x, index: x[index], basic_index()),
@@ -328,7 +353,16 @@ OPS = [
     Op("log_softmax", lambda L, x, dim: L.F.log_softmax(x, dim=dim), softmax_case()),
     Op("cross_entropy", lambda L, x, target, reduction: L.F.cross_entropy(x, L.index(target), reduction=reduction),
        cross_entropy_case()),
+    Op("nll_loss", lambda L, x, target, reduction:
+       L.F.nll_loss(L.F.log_softmax(x, dim=1), L.index(target), reduction=reduction), cross_entropy_case()),
+    Op("linear", lambda L, x, w, b: L.F.linear(x, w, b), linear_case()),
     Op("mse_loss", lambda L, a, b, reduction: L.F.mse_loss(a, b, reduction=reduction), mse_case()),
     Op("bce_with_logits", lambda L, x, target, reduction:
        L.F.binary_cross_entropy_with_logits(x, L.const(target), reduction=reduction), bce_case()),
+    # the same ops as module-level functions (torch.exp(x), taugrad.exp(x)...)
+    Op("fn_exp", lambda L, x: L.exp(x), unary),
+    Op("fn_tanh", lambda L, x: L.tanh(x), unary),
+    Op("fn_sum", lambda L, x, dim, keepdim: L.sum(x, dim=dim, keepdim=keepdim), reduction(min_side=0)),
+    Op("fn_matmul", lambda L, a, b: L.matmul(a, b), matmul_pair()),
+    Op("fn_softmax", lambda L, x, dim: L.softmax(x, dim=dim), softmax_case()),
 ]
