@@ -35,6 +35,9 @@ from taugrad.serialization import CheckpointError, load, save
 from taugrad.expr import ExpressionError
 from taugrad.viz import draw_dot
 # --- higher-order (issue 6) ---
+from taugrad.gradients import grad  # one grad() for Tensors and Values (replaces the Tensor-only one above)
+from taugrad.gradcheck import gradgradcheck
+from taugrad import func
 # --- debugging (issue 7) ---
 
 __version__ = "0.1.0"

@@ -160,3 +160,168 @@ class _TensorAdapter:
                     data[position] = original
                 result[position] = (plus - minus) / (2.0 * eps)
         return result
+
+
+# ---------------------------------------------------------------------------
+# second order
+# ---------------------------------------------------------------------------
+
+
+def gradgradcheck(
+    f: Callable[..., Any],
+    inputs: Sequence[Any],
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+) -> bool:
+    """Return True if ``f``'s *second* derivatives match finite differences, else raise GradcheckError.
+
+    The analytic gradient ``g(x) = d f / d x`` is computed with
+    ``create_graph=True`` and differentiated again; the result is compared with
+    central differences of the (first-order) analytic gradient::
+
+        d/dx_j <g(x), v>  ~=  (<g(x + eps e_j), v> - <g(x - eps e_j), v>) / (2 eps)
+
+    * ``Value`` inputs: ``v`` runs over the unit vectors, so the whole Hessian
+      ``d2 f / dx_i dx_j`` is checked.
+    * ``Tensor`` inputs (float64): ``v`` is a fixed random vector per input, so
+      the check is on the Hessian-vector product ``H v``.  A non-scalar output
+      is projected on a fixed random ``r`` (``sum(out * r)``, as in
+      :func:`gradcheck`), and ``r`` is differentiated too: ``d <J^T r, v> / d r
+      = J v`` checks the double-backward trick that forward-mode products use.
+
+    The inputs' ``.grad`` and ``.data`` are left as they were.
+    """
+    if not isinstance(inputs, (list, tuple)):
+        inputs = [inputs]
+    inputs = list(inputs)
+    if not inputs:
+        raise ValueError("gradgradcheck: inputs is empty; pass the Values or Tensors to differentiate")
+    if eps <= 0:
+        raise ValueError(f"gradgradcheck: eps must be positive, got {eps}")
+    if all(_is_value(x) for x in inputs):
+        problems = _value_gradgrad(f, inputs, eps, atol, rtol)
+    else:
+        _TensorAdapter(inputs)  # same input validation as gradcheck
+        problems = _tensor_gradgrad(f, inputs, eps, atol, rtol)
+    if problems:
+        raise GradcheckError("gradgradcheck failed:\n" + "\n".join(problems))
+    return True
+
+
+def _value_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol: float, rtol: float) -> List[str]:
+    """Full Hessian of a ``Value`` function: analytic (grad of grad) vs differences of grad."""
+    from taugrad.scalar.higher import grad
+
+    def first(create_graph: bool) -> List[Any]:
+        out = f(*inputs)
+        return list(grad(out, inputs, create_graph=create_graph, allow_unused=True))
+
+    n = len(inputs)
+    analytic = np.zeros((n, n))
+    for i, g in enumerate(first(create_graph=True)):
+        if g is not None:
+            second = grad(g, inputs, allow_unused=True)
+            analytic[i] = [0.0 if s is None else s for s in second]
+    numeric = np.zeros((n, n))
+    for j, inp in enumerate(inputs):
+        original = inp.data
+        try:
+            inp.data = original + eps
+            plus = first(create_graph=False)
+            inp.data = original - eps
+            minus = first(create_graph=False)
+        finally:
+            inp.data = original
+        for i in range(n):
+            numeric[i, j] = ((plus[i] or 0.0) - (minus[i] or 0.0)) / (2.0 * eps)
+    problems = []
+    for i in range(n):
+        for j in range(n):
+            name = f"d2 f / d({_name(i, inputs[i])}) d({_name(j, inputs[j])})"
+            problems.extend(_second_order_lines(name, analytic[i, j], numeric[i, j], atol, rtol))
+    return problems
+
+
+def _second_order_lines(name: str, analytic: Any, numeric: Any, atol: float, rtol: float) -> List[str]:
+    """One line per element where ``analytic`` and ``numeric`` disagree (gradcheck's rule)."""
+    a = np.asarray(analytic, dtype=np.float64)
+    n = np.asarray(numeric, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        bad = ~(np.abs(a - n) <= atol + rtol * np.abs(n))
+    bad &= ~(np.isnan(a) & np.isnan(n)) & ~((a == n) & np.isinf(a))
+    lines = []
+    for position in zip(*np.nonzero(bad)) if a.ndim else ([()] if bad else []):
+        pos = tuple(int(p) for p in position)
+        where = f"[{', '.join(map(str, pos))}]" if pos else ""
+        lines.append(f"  {name}{where}: analytic {float(a[pos])!r}, numeric {float(n[pos])!r}")
+    return lines
+
+
+class _SecondOrder:
+    """The pieces of the Tensor second-order check, for one ``f`` and fixed ``r``, ``v``."""
+
+    def __init__(self, f: Callable[..., Any], inputs: List[Any]) -> None:
+        self.f = f
+        self.inputs = inputs
+        rng = np.random.default_rng(54321)
+        self.v = [rng.uniform(0.5, 1.5, size=inp.data.shape) for inp in inputs]
+        self.r: Any = None  # the projection of a non-scalar output, made on the first call
+
+    def project(self, out: Any) -> Any:
+        from taugrad.tensor import Tensor
+
+        if out.data.shape == ():
+            return out
+        if self.r is None:
+            rng = np.random.default_rng(12345)
+            self.r = Tensor(rng.uniform(0.5, 1.5, size=out.data.shape).astype(out.data.dtype), requires_grad=True)
+        return (out * self.r).sum()
+
+    def gradient_dot_v(self, create_graph: bool) -> Any:
+        """``<g, v>`` with ``g = d <f(x), r> / d x``: a Tensor (differentiable if create_graph) or a float."""
+        import taugrad.tensor_engine as engine
+        from taugrad.tensor import Tensor
+
+        scalar = self.project(self.f(*self.inputs))
+        if not scalar.requires_grad:
+            return 0.0
+        grads = engine.grad(scalar, self.inputs, create_graph=create_graph, allow_unused=True)
+        total: Any = 0.0
+        for g, v in zip(grads, self.v):
+            if g is not None:
+                total = total + (g * Tensor(v)).sum()
+        if not create_graph:
+            return float(np.asarray(total.data if isinstance(total, Tensor) else total))
+        return total
+
+
+def _tensor_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol: float, rtol: float) -> List[str]:
+    import taugrad.tensor_engine as engine
+    from taugrad.tensor import Tensor
+
+    check = _SecondOrder(f, inputs)
+    phi = check.gradient_dot_v(create_graph=True)
+    wrt = inputs + ([check.r] if check.r is not None else [])
+    if isinstance(phi, Tensor) and phi.requires_grad:
+        second = engine.grad(phi, wrt, allow_unused=True)
+        analytic = [np.zeros(x.shape) if s is None else np.asarray(s.data, dtype=np.float64) for x, s in zip(wrt, second)]
+    else:  # the gradient does not depend on the inputs: every second derivative is 0
+        analytic = [np.zeros(x.shape) for x in wrt]
+    problems: List[str] = []
+    for index, x in enumerate(wrt):
+        numeric = np.zeros(x.shape)
+        data = x.data
+        for position in np.ndindex(data.shape):
+            original = data[position]
+            try:
+                data[position] = original + eps
+                plus = check.gradient_dot_v(create_graph=False)
+                data[position] = original - eps
+                minus = check.gradient_dot_v(create_graph=False)
+            finally:
+                data[position] = original
+            numeric[position] = (plus - minus) / (2.0 * eps)
+        name = "(J v) via grad_output" if x is check.r else f"(H v) of {_name(index, x)}"
+        problems.extend(_second_order_lines(name, analytic[index], numeric, atol, rtol))
+    return problems

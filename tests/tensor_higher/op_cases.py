@@ -1,0 +1,143 @@
+"""Every differentiable Tensor op, one row each, for the second-order checks.
+
+A row is ``OpCase(name, fn, shapes, domain)``: ``fn(*tensors)`` applies the op
+to float64 tensors of the given ``shapes`` whose values come from ``domain``
+(chosen so no input sits where the op is not twice differentiable: away from
+0 for ``abs``/``relu``, positive for ``log``/``sqrt``, without ties for
+``max``/``clip``).  Shapes are small: the second-order check costs two
+backward passes per input element.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Tuple
+
+import numpy as np
+
+import taugrad
+import taugrad.functional as F
+
+
+@dataclass(frozen=True)
+class OpCase:
+    name: str
+    fn: Callable
+    shapes: Tuple[tuple, ...]
+    domain: str = "real"
+
+
+def make_inputs(case: OpCase, seed: int = 0):
+    """float64 leaf tensors for ``case``, drawn from its domain, all distinct values."""
+    rng = np.random.default_rng(seed)
+    tensors = []
+    for shape in case.shapes:
+        n = int(np.prod(shape)) if shape else 1
+        if case.domain == "positive":
+            values = rng.uniform(0.5, 2.0, n)
+        elif case.domain == "nonzero":  # |x| in [0.3, 1.5], random signs
+            values = rng.uniform(0.3, 1.5, n) * rng.choice([-1.0, 1.0], n)
+        elif case.domain == "unit":
+            values = rng.uniform(0.1, 0.9, n)
+        else:  # real, distinct (no ties for max/min)
+            values = rng.permutation(np.linspace(-1.5, 1.5, n)) + rng.uniform(-0.05, 0.05, n)
+        tensors.append(taugrad.tensor(values.reshape(shape), dtype="float64", requires_grad=True))
+    return tensors
+
+
+def _dropout(x):
+    # a fresh generator per call: every evaluation of f sees the same mask
+    return F.dropout(x, 0.4, generator=np.random.default_rng(7))
+
+
+_TARGETS = np.array([2, 0, 1])
+
+OP_CASES = [
+    # arithmetic (with broadcasting, so the sum_to of each rule is exercised)
+    OpCase("add", lambda a, b: a + b * b, ((2, 3), (3,))),
+    OpCase("add_scalar", lambda a: (a + 2.0) * a, ((2, 3),)),
+    OpCase("sub", lambda a, b: (a - b) * a, ((2, 3), (2, 1))),
+    OpCase("rsub_scalar", lambda a: (1.0 - a) * a, ((4,),)),
+    OpCase("mul", lambda a, b: a * b, ((2, 3), (3,))),
+    OpCase("mul_scalar", lambda a: (a * 3.0) * a, ((4,),)),
+    OpCase("div", lambda a, b: a / b, ((2, 3), (3,)), "positive"),
+    OpCase("div_scalar", lambda a: (a / 4.0) * a, ((4,),)),
+    OpCase("rdiv_scalar", lambda a: 2.0 / a, ((4,),), "positive"),
+    OpCase("pow", lambda a, b: a**b, ((2, 3), (3,)), "positive"),
+    OpCase("pow_scalar_3", lambda a: a**3, ((4,),)),
+    OpCase("pow_scalar_2", lambda a: a**2 * a, ((4,),)),
+    OpCase("pow_scalar_frac", lambda a: a**-1.5, ((4,),), "positive"),
+    OpCase("pow_scalar_0_1", lambda a: a**0 + a**1 * a, ((4,),)),
+    OpCase("rpow_scalar", lambda a: 2.5**a, ((4,),)),
+    OpCase("neg", lambda a: -(a * a), ((4,),)),
+    # unary functions
+    OpCase("exp", lambda a: a.exp(), ((2, 3),)),
+    OpCase("log", lambda a: a.log(), ((2, 3),), "positive"),
+    OpCase("log1p", lambda a: a.log1p(), ((2, 3),), "positive"),
+    OpCase("sqrt", lambda a: a.sqrt(), ((2, 3),), "positive"),
+    OpCase("sin", lambda a: a.sin(), ((2, 3),)),
+    OpCase("cos", lambda a: a.cos(), ((2, 3),)),
+    OpCase("abs", lambda a: a.abs() * a, ((2, 3),), "nonzero"),
+    OpCase("tanh", lambda a: a.tanh(), ((2, 3),)),
+    OpCase("sigmoid", lambda a: a.sigmoid(), ((2, 3),)),
+    OpCase("relu", lambda a: a.relu() * a, ((2, 3),), "nonzero"),
+    OpCase("gelu", lambda a: a.gelu(), ((2, 3),)),
+    OpCase("gelu_tanh", lambda a: F.gelu(a, approximate="tanh"), ((2, 3),)),
+    OpCase("erf", lambda a: a.erf(), ((2, 3),)),
+    OpCase("maximum", lambda a, b: taugrad.maximum(a, b) * a, ((2, 3), (3,))),
+    OpCase("minimum", lambda a, b: taugrad.minimum(a, b) * b, ((2, 3), (3,))),
+    OpCase("clip", lambda a: a.clip(-0.5, 0.7) * a, ((2, 3),)),
+    OpCase("where", lambda a, b: taugrad.where(a > 0, a * a, b * b * b), ((2, 3), (3,))),
+    OpCase("clone", lambda a: a.clone() * a, ((4,),)),
+    # reductions
+    OpCase("sum_all", lambda a: a.sum() ** 2, ((2, 3),)),
+    OpCase("sum_dim", lambda a: a.sum(dim=1) ** 2, ((2, 3),)),
+    OpCase("sum_keepdim", lambda a: a.sum(dim=0, keepdim=True) * a, ((2, 3),)),
+    OpCase("mean_all", lambda a: a.mean() * a, ((2, 3),)),
+    OpCase("mean_dims", lambda a: a.mean(dim=(0, 2)) ** 2, ((2, 2, 2),)),
+    OpCase("amax", lambda a: a.amax(dim=1) ** 2, ((2, 3),)),
+    OpCase("amin", lambda a: a.amin(dim=0, keepdim=True) * a, ((2, 3),)),
+    OpCase("max_all", lambda a: a.max() * a, ((2, 3),)),
+    OpCase("max_dim", lambda a: a.max(dim=1).values ** 2, ((2, 3),)),
+    OpCase("min_dim", lambda a: a.min(dim=0, keepdim=True).values * a, ((2, 3),)),
+    OpCase("var", lambda a: a.var(dim=1), ((2, 3),)),
+    OpCase("var_all", lambda a: a.var(), ((2, 3),)),
+    OpCase("std", lambda a: a.std(dim=0), ((3, 2),)),
+    OpCase("logsumexp", lambda a: a.logsumexp(dim=1), ((2, 3),)),
+    # linear algebra
+    OpCase("matmul_2d", lambda a, b: (a @ b) ** 2, ((2, 3), (3, 2))),
+    OpCase("matmul_dot", lambda a, b: (a @ b) * (a @ a), ((3,), (3,))),
+    OpCase("matmul_vec_mat", lambda a, b: (a @ b) ** 2, ((3,), (3, 2))),
+    OpCase("matmul_mat_vec", lambda a, b: (a @ b) ** 2, ((2, 3), (3,))),
+    OpCase("matmul_batched", lambda a, b: (a @ b) ** 2, ((2, 2, 3), (3, 2))),
+    OpCase("linear", lambda x, w, b: F.linear(x, w, b).tanh(), ((2, 3), (2, 3), (2,))),
+    # shapes
+    OpCase("reshape", lambda a: a.reshape(3, 2) ** 2, ((2, 3),)),
+    OpCase("flatten", lambda a: a.flatten() ** 2, ((2, 3),)),
+    OpCase("transpose", lambda a: a.transpose(0, 1) ** 2 @ a, ((2, 2),)),
+    OpCase("permute", lambda a: a.permute(2, 0, 1) ** 2, ((2, 1, 2),)),
+    OpCase("T", lambda a: (a.T @ a) ** 2, ((2, 3),)),
+    OpCase("mT", lambda a: (a.mT @ a).sum(dim=0) ** 2, ((2, 2, 2),)),
+    OpCase("squeeze", lambda a: a.squeeze() ** 2, ((2, 1, 2),)),
+    OpCase("unsqueeze", lambda a: a.unsqueeze(1) ** 2 * a, ((3,),)),
+    OpCase("expand", lambda a: a.expand(2, 3) ** 2, ((1, 3),)),
+    OpCase("cat", lambda a, b: taugrad.cat([a * a, b], dim=1) ** 2, ((2, 2), (2, 1))),
+    OpCase("stack", lambda a, b: taugrad.stack([a * b, b], dim=1) ** 2, ((3,), (3,))),
+    OpCase("split", lambda a: a.split(1, dim=0)[1] ** 2 * a.split([2, 1])[0].sum(), ((3, 2),)),
+    OpCase("chunk", lambda a: a.chunk(2, dim=1)[0] ** 3, ((2, 4),)),
+    OpCase("pad", lambda a: taugrad.pad(a, (1, 1)) ** 2, ((2, 2),)),
+    # indexing: basic (a view), integer arrays with repeats (scatter-add), masks
+    OpCase("index_basic", lambda a: a[1:, ::2] ** 2 * a[0, 0], ((3, 3),)),
+    OpCase("index_repeat", lambda a: a[[0, 2, 0, 0]] ** 3, ((3,),)),
+    OpCase("index_mask", lambda a: a[a > 0] ** 3, ((2, 3),)),
+    # fused nn ops and losses
+    OpCase("softmax", lambda a: F.softmax(a, dim=1), ((2, 3),)),
+    OpCase("log_softmax", lambda a: F.log_softmax(a, dim=0), ((2, 3),)),
+    OpCase("cross_entropy", lambda a: F.cross_entropy(a, _TARGETS), ((3, 4),)),
+    OpCase("cross_entropy_sum", lambda a: F.cross_entropy(a, _TARGETS, reduction="sum"), ((3, 4),)),
+    OpCase("cross_entropy_none", lambda a: F.cross_entropy(a, _TARGETS, reduction="none"), ((3, 4),)),
+    OpCase("nll_loss", lambda a: F.nll_loss(F.log_softmax(a, dim=1), _TARGETS), ((3, 4),)),
+    OpCase("mse_loss", lambda a, b: F.mse_loss(a * a, b), ((2, 3), (2, 3))),
+    OpCase("mse_loss_none", lambda a, b: F.mse_loss(a, b * b, reduction="none"), ((2, 3), (2, 3))),
+    OpCase("bce_with_logits", lambda a, b: F.binary_cross_entropy_with_logits(a, b), ((2, 3), (2, 3)), "unit"),
+    OpCase("dropout", lambda a: _dropout(a) ** 2, ((2, 3),)),
+]
