@@ -212,6 +212,16 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __index__(self) -> int:
+        if self.data.size != 1 or self.data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.data.item())
+
+    def __format__(self, spec: str) -> str:
+        if spec and self.data.size == 1:  # f"{loss:.4f}" formats the number, as PyTorch
+            return format(self.data.item(), spec)
+        return format(str(self), spec)
+
     def __bool__(self) -> bool:
         if self.data.size != 1:
             raise ValueError(

@@ -551,6 +551,8 @@ def astype(a: Tensor, dtype) -> Tensor:
     """``a`` converted to ``dtype`` (also ``.to(dtype)``); gradients flow between float dtypes."""
     from taugrad.tensor import _dtype_of
 
+    if isinstance(dtype, str) and dtype == "cpu":  # .to("cpu"): the only device there is
+        return a
     dtype = _dtype_of(dtype)
     if dtype == a.data.dtype:
         return a

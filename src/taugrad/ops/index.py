@@ -76,6 +76,8 @@ def getitem(x: Tensor, key) -> Tensor:
     except (IndexError, ValueError, TypeError) as error:
         raise IndexError(f"index: {error} (tensor of shape {x.shape})") from None
     if basic:
+        if type(data) is not np.ndarray:  # a single element: x[k, ...] is the 0-d view of it
+            data = x.data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
         return make_view(data, x, (x,), getitem_backward, (k, unique))
     return make(data, (x,), getitem_backward, (k, unique))
 

@@ -48,6 +48,8 @@ def reshape(x: Tensor, *shape) -> Tensor:
         raise ValueError(
             f"reshape: cannot reshape a tensor of shape {x.shape} ({x.data.size} elements) into {shape}"
         ) from None
+    if not array_module(data).may_share_memory(data, x.data):  # NumPy had to copy
+        return make(data, (x,), reshape_backward)
     return make_view(data, x, (x,), reshape_backward)
 
 
