@@ -205,7 +205,7 @@ def pow_backward(g, out, ins, node):
     return grad_a, grad_b
 
 
-@rule("pow", reads=(0,))
+@rule("pow", reads=(0, "out"))
 def pow_scalar_backward(g, out, ins, node):
     """z = a ** c:  dz/da = c a^(c-1)."""
     (a,) = ins
@@ -216,6 +216,8 @@ def pow_scalar_backward(g, out, ins, node):
         return (g,)
     if c == 2:
         return (g * (2.0 * a),)
+    if c == 0.5:  # a square root, so sqrt's rule (and PyTorch's answers at -0 and -inf)
+        return (g / (2.0 * out),)
     return (g * (c * a ** (c - 1)),)
 
 
@@ -376,8 +378,8 @@ def _relu_array(x):
 
 @rule("relu", reads=(0,))
 def relu_backward(g, out, ins, node):
-    """z = max(a, 0):  dz/da = 1 where a > 0, else 0."""
-    return (g * (ins[0] > 0),)
+    """z = max(a, 0):  dz/da = 1 where a > 0, else 0 (and 1 at nan, as PyTorch)."""
+    return (g * ~(ins[0] <= 0),)
 
 
 def relu(a: Tensor) -> Tensor:
