@@ -82,3 +82,23 @@ def test_grad_mode_is_per_thread():
         thread.join()
         seen["this thread"] = (x * 2.0).requires_grad
     assert seen == {"other thread": True, "this thread": False}
+
+
+def test_no_grad_forward_keeps_no_intermediates_alive():
+    import gc
+    import tracemalloc
+
+    n = 200_000
+    x = Tensor(np.linspace(-1.0, 1.0, n), requires_grad=True)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        with taugrad.no_grad():
+            y = ((x.exp() * x).tanh() * x.sigmoid()).sum()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert y.requires_grad is False
+    assert held < 0.5 * n * 8, f"{held / (n * 8):.1f} arrays of x's size held by a no_grad result"

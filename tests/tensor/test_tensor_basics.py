@@ -163,3 +163,9 @@ def test_tensors_stay_hashable_by_identity():
     a, b = Tensor(np.ones(2)), Tensor(np.ones(2))
     assert len({a, b}) == 2
     assert taugrad.Tensor is Tensor
+
+
+def test_only_floating_tensors_can_require_grad():
+    with pytest.raises((TypeError, RuntimeError, ValueError)) as info:
+        Tensor([1, 2], requires_grad=True)
+    assert "float" in str(info.value)
