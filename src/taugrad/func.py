@@ -23,7 +23,9 @@ Arguments selected by ``argnums`` must be Tensors (floating) or Values; the
 other arguments are passed through untouched.  For ``Value`` functions the
 results are Values (differentiable, ``.data`` holds the number).  Like
 ``torch.func``, the derivatives are with respect to the *arguments*: tensors
-that ``f`` closes over are constants for the transform.
+that ``f`` closes over are constants for this transform, but a result that
+depends on them stays on their graph, so an outer transform (or
+``backward()``) can differentiate through it.
 """
 from __future__ import annotations
 
@@ -38,7 +40,7 @@ from taugrad.tensor import Tensor
 
 ArgNums = Union[int, Tuple[int, ...]]
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "jacrev", "hessian", "hvp"]
+__all__ = ["grad", "value_and_grad", "grad_and_value", "vjp", "jvp", "jacobian", "jacrev", "hessian", "hvp"]
 
 
 # ---------------------------------------------------------------------------
@@ -83,16 +85,37 @@ def _track(x: Any, index: int, op: str) -> Any:
     raise TypeError(f"func.{op}: argument {index} must be a Tensor or a Value, got {type(x).__name__}")
 
 
-def _needs_graph(originals: Sequence[Any]) -> bool:
+def _needs_graph(originals: Sequence[Any], outs: Sequence[Any] = (), tracked: Sequence[Any] = ()) -> bool:
     """Will somebody differentiate the transform's result again?
 
-    Yes when grad mode is on and an argument is already part of a graph (it
-    requires grad: an outer transform, or the user, is tracking it).  Values
-    always keep their graph: the scalar engine is cheap and cannot tell.
+    Yes when grad mode is on and the result depends on a graph outside the
+    transform: an argument already requires grad (an outer transform, or the
+    user, is tracking it), or ``f`` closes over a tensor that requires grad
+    (``grad(lambda a: a * grad(lambda b: a * b)(y))``: the inner gradient is
+    ``a`` and the outer transform differentiates it).  Values always keep
+    their graph: the scalar engine is cheap and has no ``requires_grad``.
     """
     if any(isinstance(x, Value) for x in originals):
         return True
-    return is_grad_enabled() and any(x.requires_grad for x in originals)
+    if not is_grad_enabled():
+        return False
+    return any(x.requires_grad for x in originals) or _reaches_outside(outs, tracked)
+
+
+def _reaches_outside(outs: Sequence[Any], tracked: Sequence[Any]) -> bool:
+    """Does the graph of ``outs`` reach a tensor requiring grad other than the ``tracked`` inputs?"""
+    inside = {id(t) for t in tracked}
+    seen = set(inside)
+    stack = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if not node._prev:
+            return True  # a leaf that requires grad and is not one of ours
+        stack.extend(p for p in node._prev if p.requires_grad)
+    return False
 
 
 def _zeros_like(x: Any) -> Any:
@@ -188,7 +211,7 @@ def value_and_grad(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> 
         out, tracked, originals = _call(f, args, nums, "grad")
         out, aux = _split_aux(out, has_aux, "grad")
         _scalar_output(out, "grad")
-        keep = _needs_graph(originals)
+        keep = _needs_graph(originals, [out], tracked)
         with enable_grad():
             grads = _differentiate([out], tracked, [None], keep)
         grads = [_detach(g, keep) for g in grads]
@@ -210,6 +233,17 @@ def grad(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
     def wrapper(*args: Any) -> Any:
         value, g = with_value(*args)
         return (g, value[1]) if has_aux else g
+
+    return wrapper
+
+
+def grad_and_value(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
+    """``torch.func.grad_and_value``: like :func:`value_and_grad`, results in the order ``(grad, value)``."""
+    with_value = value_and_grad(f, argnums, has_aux)
+
+    def wrapper(*args: Any) -> Any:
+        value, g = with_value(*args)
+        return g, value
 
     return wrapper
 
@@ -261,7 +295,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> Tuple[Any, ...]:
     out, tracked, originals = _call(f, primals, nums, "vjp")
     out, aux = _split_aux(out, has_aux, "vjp")
     outs, many = _outputs(out, "vjp")
-    keep = _needs_graph(originals)
+    keep = _needs_graph(originals, outs, tracked)
 
     def vjp_fn(*cotangents: Any) -> Tuple[Any, ...]:
         if not many and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
@@ -299,7 +333,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     out, aux = _split_aux(out, has_aux, "jvp")
     outs, many = _outputs(out, "jvp")
     vs = _check_like(tuple(tangents), tracked, "tangents", "jvp")
-    keep = _needs_graph(originals) or any(_on_graph(v) for v in vs)
+    keep = _needs_graph(originals, outs, tracked) or any(_on_graph(v) for v in vs)
     with enable_grad():
         us = [_dummy_cotangent(o) for o in outs]
         g = _differentiate(outs, tracked, us, create_graph=True)  # g = J^T u, a graph in u
@@ -359,7 +393,7 @@ def jacobian(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callab
         out, tracked, originals = _call(f, args, nums, "jacobian")
         out, aux = _split_aux(out, has_aux, "jacobian")
         outs, many = _outputs(out, "jacobian")
-        keep = _needs_graph(originals)
+        keep = _needs_graph(originals, outs, tracked)
         per_output = []
         with enable_grad():
             for o in outs:
@@ -427,7 +461,7 @@ def hvp(f: Callable, primals: Any, tangents: Any) -> Tuple[Any, Any]:
     out, tracked, originals = _call(f, primals, nums, "hvp")
     _scalar_output(out, "hvp")
     vs = _check_like(tangents, tracked, "tangents", "hvp")
-    keep = _needs_graph(originals) or any(_on_graph(v) for v in vs)
+    keep = _needs_graph(originals, [out], tracked) or any(_on_graph(v) for v in vs)
     with enable_grad():
         g = _differentiate([out], tracked, [None], create_graph=True)
         total = _sum_nodes([_inner(gi, vi) for gi, vi in zip(g, vs)])
