@@ -17,6 +17,7 @@ from taugrad.ops.core import array_module
 from taugrad.tensor import Tensor
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
+_add_reduce = np.add.reduce  # ndarray.sum() goes through a slower Python wrapper
 
 
 def sum_to(g, shape: tuple):
@@ -30,8 +31,11 @@ def sum_to(g, shape: tuple):
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
+    if lead and gshape[lead:] == shape:  # only leading axes (a bias): one reduction, already shaped
+        axes = tuple(range(lead))
+        return _add_reduce(g, axes) if type(g) is np.ndarray else g.sum(axis=axes)
     inner = tuple(i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
-    if not inner:  # only leading axes: one reduction, result already shaped
+    if not inner:
         return g.sum(axis=tuple(range(lead)))
     g = g.sum(axis=tuple(range(lead)) + tuple(lead + i for i in inner), keepdims=True)
     return g.reshape(shape)

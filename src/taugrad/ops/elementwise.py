@@ -588,7 +588,12 @@ def _as_data(b):
 
 def _compare(op: str, fn):
     def compare(a: Tensor, b) -> Tensor:
-        bd = b.data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
+        try:
+            bd = b.data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
+        except TypeError:
+            if op in ("eq", "ne"):  # t == None: let Python compare identities (False), as PyTorch
+                return NotImplemented
+            raise TypeError(f"{op}: cannot compare a tensor with {type(b).__name__}") from None
         try:
             return constant(fn(a.data, bd))
         except ValueError:

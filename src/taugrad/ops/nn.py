@@ -101,7 +101,7 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
             f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
         )
     if t.size:
-        low, high = t.min(), t.max()
+        low, high = np.minimum.reduce(t, axis=None), np.maximum.reduce(t, axis=None)
         if low < 0 or high >= classes:
             bad = int(low) if low < 0 else int(high)
             raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
