@@ -33,7 +33,7 @@ import taugrad.functional
 
 # Deterministic, moderate and deadline-free: the CI machine has 2 shared cores.
 HYPOTHESIS = settings(
-    max_examples=25,
+    max_examples=30,
     deadline=None,
     derandomize=True,
     database=None,

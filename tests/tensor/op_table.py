@@ -324,6 +324,10 @@ OPS = [
     Op("var", lambda L, x, dim, keepdim: x.var(dim=dim, keepdim=keepdim), reduction(min_reduced=2)),
     Op("std", lambda L, x, dim, keepdim: x.std(dim=dim, keepdim=keepdim), reduction(min_reduced=2)),
     Op("logsumexp", lambda L, x, dim, keepdim: L.logsumexp(x, dim, keepdim), REDUCE),
+    # NumPy's spellings, accepted as well (torch takes them too)
+    Op("sum_axis", lambda L, x, dim, keepdim: x.sum(axis=dim, keepdims=keepdim), reduction(min_side=0)),
+    Op("mean_axis", lambda L, x, dim, keepdim: x.mean(axis=dim, keepdims=keepdim), REDUCE),
+    Op("var_axis", lambda L, x, dim, keepdim: x.var(axis=dim, keepdims=keepdim), reduction(min_reduced=2)),
     # matmul: 1-D and batched, batch dims broadcast, inner size may be 0
     Op("matmul", lambda L, a, b: a @ b, matmul_pair()),
     Op("matmul_method", lambda L, a, b: a.matmul(b), matmul_pair()),
