@@ -267,3 +267,28 @@ def test_custom_function():
         x.mul_(2.0)
     with pytest.raises(RuntimeError, match="_Cube"):
         y.backward()
+
+
+def test_small_conveniences():
+    t = tg.tensor([1.0, 2.0, 3.0])
+    assert f"{t.sum():.2f}" == "6.00"
+    assert (t == None) is False  # noqa: E711 (identity fallback, as PyTorch)
+    t[1].add_(10.0)  # x[i] is a view, as in PyTorch
+    np.testing.assert_array_equal(t.data, [1.0, 12.0, 3.0])
+    assert [10, 20, 30][tg.tensor(2)] == 30
+
+
+def test_every_rule_is_differentiable_twice_like_torch():
+    data = np.random.default_rng(3).random((3, 4)) + 0.5
+    for fn in (
+        lambda m, a: (a.sigmoid() * a.log()).sum(),
+        lambda m, a: (a @ a.T).logsumexp(dim=1).sum(),
+        lambda m, a: m.stack([a.relu() ** 3, a.tanh()]).std(),
+    ):
+        x = tg.tensor(data, requires_grad=True)
+        xt = torch.tensor(data, requires_grad=True)
+        (g,) = tg.grad(fn(tg, x), [x], create_graph=True)
+        (gt,) = torch.autograd.grad(fn(torch, xt), [xt], create_graph=True)
+        (h,) = tg.grad((g * g).sum(), [x])
+        (ht,) = torch.autograd.grad((gt * gt).sum(), [xt])
+        np.testing.assert_allclose(h.data, ht.numpy(), rtol=1e-9, atol=1e-12)
