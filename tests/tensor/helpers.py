@@ -185,9 +185,10 @@ DOMAINS = {"real": _real, "positive": _positive, "nonzero": _nonzero, "unit": _u
 def distinct_values(rng: np.random.Generator, shapes: Sequence[Tuple[int, ...]]) -> List[np.ndarray]:
     """Values that are all different across *all* inputs, on a grid of step 0.1.
 
-    For max, min, maximum, minimum and clip: no ties (where the derivative is
-    not defined) and no value within 0.015 of 0 or of any multiple of 0.05 that
-    is not on the grid ``0.1 k + 0.025``, e.g. clip bounds -0.55 and 0.65.
+    For max, min, maximum, minimum and clip: values are ``0.1 k + 0.025 +- 0.01``,
+    so there are no ties (where the derivative is not defined) and every value
+    is at least 0.015 away from 0 and from bounds such as -0.55, 0.05 and 0.65
+    (the clip bounds in the op table).
     """
     sizes = [int(np.prod(shape, dtype=np.int64)) for shape in shapes]
     total = sum(sizes)
