@@ -39,5 +39,7 @@ from taugrad.gradients import grad  # one grad() for Tensors and Values (replace
 from taugrad.gradcheck import gradgradcheck
 from taugrad import func
 # --- debugging (issue 7) ---
+from taugrad import anomaly
+from taugrad.anomaly import AnomalyError, detect_anomaly
 
 __version__ = "0.1.0"
