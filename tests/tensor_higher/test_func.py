@@ -10,6 +10,9 @@ import torch
 import taugrad
 from taugrad import Value, func
 
+# torch.func's first use compiles a helper with torch.jit.script, which warns in torch 2.13
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
 RNG = np.random.default_rng(11)
 
 
