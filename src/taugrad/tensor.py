@@ -65,6 +65,11 @@ def to_array(data, dtype=None):
     try:
         array = np.asarray(data, dtype=dtype)
     except (ValueError, TypeError) as error:
+        if "inhomogeneous" in str(error):  # NumPy's wording for nested lists of different lengths
+            raise TypeError(
+                f"cannot make a Tensor from a ragged {type(data).__name__}: nested sequences have different "
+                f"lengths"
+            ) from None
         raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {error}") from None
     if array.dtype.kind not in "biufc":
         raise TypeError(
@@ -372,3 +377,9 @@ Tensor.__imul__ = _ip.imul
 Tensor.__itruediv__ = _ip.itruediv
 # autograd
 Tensor.backward = _engine.backward
+# hooks (issue 7)
+from taugrad import hooks as _hooks  # noqa: E402
+
+Tensor.register_hook = _hooks.register_hook
+Tensor.retain_grad = _hooks.retain_grad
+Tensor.retains_grad = property(_hooks.retains_grad)

@@ -25,7 +25,10 @@ import sys
 
 import numpy as np
 
+from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
+from taugrad.anomaly import check_backward, is_anomaly_enabled
 from taugrad.autograd import enable_grad, topological_order
+from taugrad.hooks import run_hooks
 from taugrad.ops.core import CLOCK, RELEASED, constant
 from taugrad.tensor import Tensor, to_array
 
@@ -99,15 +102,18 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
     captured = {}
     clock = CLOCK[0]
     pop = grads.pop
+    anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
     for node in reversed(topological_order(roots)):
         g = pop(node, None)
         rule = node._rule
         if g is not None:
             if rule is RELEASED:
                 raise _released_error(node)
+            extras = node._hooks
+            if extras is not None:  # register_hook / retain_grad (issue 7)
+                g = run_hooks(extras, g, node, create_graph)
             if capture is not None and node in capture:
                 captured[node] = g
-            # (issue 7) hooks and retain_grad of interior nodes go here: node._hooks
             if node._clock != clock:  # some in-place op ran since the node was recorded
                 _check_versions(node)
             prev = node._prev
@@ -119,6 +125,8 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
                 parent_grads = rule(g, node, prev, node)
             else:
                 parent_grads = rule(g, node.data, [p.data for p in prev], node)
+            if anomaly:
+                check_backward(node, g, parent_grads, op_name(node))
             for p, pg in zip(prev, parent_grads):
                 if pg is None or not p.requires_grad:
                     continue
@@ -241,7 +249,8 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
             raise _released_error(node)
     while grads:
         leaf, g = grads.popitem()
-        # (issue 7) hooks registered on leaves run here, before accumulation: leaf._hooks
+        if leaf._hooks is not None:  # hooks on a leaf run before accumulation, as in PyTorch
+            g = run_hooks(leaf._hooks, g, leaf, create_graph)
         if create_graph:
             leaf.grad = _wrap_grad(g) if leaf.grad is None else leaf.grad + g
         elif leaf.grad is None:
@@ -296,6 +305,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         g = captured.pop(t, None)
         if g is None:
             g = grads.pop(t, None)
+            if g is not None and t._hooks is not None:  # a leaf input's hooks (interior ones ran in the pass)
+                g = run_hooks(t._hooks, g, t, create_graph)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
+from taugrad.anomaly import check_forward as _check_anomaly
 from taugrad.autograd import _state as _grad_mode
 from taugrad.tensor import Tensor, to_array
 
@@ -102,7 +104,8 @@ def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     t.grad = None
     t._version = 0
     t._base = None
-    t._hooks = None
+    # detect_anomaly() (issue 7): the only cost when it is off is this test of a counter
+    t._hooks = _check_anomaly(data, parents, rule_fn, ctx) if _ANOMALY_THREADS[0] else None
     if _grad_mode.enabled:
         for p in parents:
             if p.requires_grad:
