@@ -103,6 +103,8 @@ def sigmoid(x):
 def sigmoid_array(x):
     """1 / (1 + exp(-x)) without overflow: exp of a non-positive number only."""
     xp = array_module(x)
+    if x.dtype.kind == "c":  # the abs() trick below would drop the imaginary part
+        return 1 / (1 + xp.exp(-x))
     e = xp.exp(-xp.abs(x))  # in (0, 1]
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
 

@@ -108,11 +108,18 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
 
 def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    try:  # checked here: NumPy's own errors name no argument
+        steps = operator.index(steps)
+    except TypeError:
+        raise TypeError(f"linspace: steps must be an int, got {steps!r}") from None
+    if steps < 0:
+        raise ValueError(f"linspace: steps must be non-negative, got {steps}")
     return _result(np.linspace(start, end, steps, dtype=_dtype(dtype)), requires_grad)
 
 
 def eye(n: int, m=None, dtype=None, requires_grad: bool = False) -> Tensor:
     """Identity matrix (``n x m``)."""
+    n, m = _size((n, n if m is None else m), "eye")
     return _result(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 

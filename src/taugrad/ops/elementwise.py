@@ -505,6 +505,10 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
             data = np.minimum(np.maximum(a.data, lo), hi)
     except ValueError:
         raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
+    except TypeError:  # e.g. a string bound: NumPy's UFuncTypeError would name no argument
+        raise TypeError(
+            f"clip: min and max must be numbers or tensors, got {type(lo).__name__} and {type(hi).__name__}"
+        ) from None
     return make(data, (a,), clip_backward, (lo, hi))
 
 
