@@ -36,6 +36,8 @@ was recorded (the usual forward-then-backward) the check is one comparison.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
@@ -190,8 +192,8 @@ def is_python_scalar(x) -> bool:
 def normalize_dim(dim, ndim: int, op: str) -> int:
     """A dimension index in ``range(ndim)``; negative counts from the end."""
     try:
-        d = int(dim)
-    except (TypeError, ValueError):
+        d = operator.index(dim)  # ints and NumPy ints only: a float dim (inf, 1.5) is a mistake
+    except TypeError:
         raise TypeError(f"{op}: dim must be an int, got {dim!r}") from None
     if not -ndim <= d < ndim:
         if ndim == 0 and d in (0, -1):
