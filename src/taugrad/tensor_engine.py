@@ -120,7 +120,9 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
             if create_graph:
                 if not rule.twice:
                     raise RuntimeError(
-                        f"create_graph=True: the backward of '{op_name(node)}' is not differentiable"
+                        f"create_graph=True: the backward of '{op_name(node)}' is not differentiable "
+                        f"(a custom Function's backward computes plain arrays); build the op from "
+                        f"taugrad's ops to differentiate it twice"
                     )
                 parent_grads = rule(g, node, prev, node)
             else:
