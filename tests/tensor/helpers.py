@@ -230,8 +230,8 @@ def to_numpy(t: Any) -> np.ndarray:
 
 
 def run(L: Library, op: Op, case: Case, arrays: Sequence[np.ndarray],
-        upstream: Sequence[np.ndarray] | None):
-    """Forward (and backward if ``upstream`` is given): output arrays and input gradients."""
+        upstream: Sequence[np.ndarray] | None, check_inputs_unchanged: bool = False):
+    """Forward (and backward if ``upstream`` is given): outputs, their arrays, input gradients."""
     inputs = [L.tensor(a, requires_grad=True) for a in arrays]
     outputs = as_outputs(op.fn(L, *inputs, **case.kwargs))
     values = [to_numpy(o) for o in outputs]
@@ -246,6 +246,9 @@ def run(L: Library, op: Op, case: Case, arrays: Sequence[np.ndarray],
         # An input that reached the output only through zero-size arrays may
         # legitimately have no gradient in torch; both sides mean zeros.
         grads.append(np.zeros(x.shape) if x.grad is None else to_numpy(x.grad))
+    if check_inputs_unchanged:  # neither forward nor backward may write into an input
+        for i, (x, a) in enumerate(zip(inputs, arrays)):
+            np.testing.assert_array_equal(to_numpy(x), a, err_msg=f"{op.name}: input {i} was modified")
     return outputs, values, grads
 
 
@@ -288,7 +291,7 @@ def check_op(op: Op, case: Case, seed: int, finite_differences: bool = True) -> 
     rng = np.random.default_rng(seed + 1)
     upstream = [rng.standard_normal(v.shape) for v in want_values]
     _, _, want_grads = run(TORCH, op, case, arrays, upstream)
-    _, _, got_grads = run(TAUGRAD, op, case, arrays, upstream)
+    _, _, got_grads = run(TAUGRAD, op, case, arrays, upstream, check_inputs_unchanged=True)
     for i, (got, want, array) in enumerate(zip(got_grads, want_grads, arrays)):
         assert got.shape == array.shape, f"{where}: grad of input {i} has shape {got.shape}, input {array.shape}"
         assert got.dtype == np.float64, f"{where}: grad of float64 input {i} is {got.dtype}"
