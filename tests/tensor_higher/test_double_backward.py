@@ -100,6 +100,21 @@ def test_gradgradcheck_on_values_checks_the_full_hessian():
     assert gradgradcheck(lambda x, y: (x * y).tanh() + x**3 * y, [a, b])
 
 
+def test_gradgradcheck_on_values_catches_a_wrong_graph_rule(monkeypatch):
+    """A Value tanh graph rule using tanh's *number* (not its node) loses the second derivative."""
+    from taugrad.scalar import higher
+    from taugrad.scalar import value as scalar_value
+
+    def flat_tanh(out, g):
+        return ((out._prev[0], (1.0 - out.data * out.data) * g),)
+
+    monkeypatch.setitem(higher.GRAPH_RULES, scalar_value.tanh_rule, flat_tanh)
+    x = Value(0.4, label="x")
+    assert taugrad.gradcheck(lambda t: t.tanh(), [x])
+    with pytest.raises(GradcheckError, match=r"d2 f / d\(input 0 \(x\)\) d\(input 0 \(x\)\): analytic 0.0"):
+        gradgradcheck(lambda t: t.tanh(), [x])
+
+
 def test_gradgradcheck_input_errors():
     with pytest.raises(ValueError, match="inputs is empty"):
         gradgradcheck(lambda: None, [])
