@@ -33,7 +33,7 @@ from taugrad.expr import ExpressionError
 #: ExpressionError/CheckpointError/StateDictError (ValueError / RuntimeError).
 ALLOWED = (TypeError, ValueError, IndexError, RuntimeError)
 
-FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 60)), deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 150)), deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 NUMPY_DIR = os.path.dirname(np.__file__)
