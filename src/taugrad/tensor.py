@@ -84,7 +84,12 @@ def to_array(data, dtype=None):
 
 
 def _check_can_require_grad(dtype) -> None:
-    if dtype.kind not in "fc":
+    if dtype.kind == "c":
+        raise TypeError(
+            f"complex tensors cannot require gradients (dtype {dtype}): taugrad differentiates real "
+            f"functions only"
+        )
+    if dtype.kind != "f":
         raise TypeError(
             f"only floating-point tensors can require gradients, got dtype {dtype}; "
             f"make it floating first, e.g. taugrad.tensor(x, dtype='float32')"

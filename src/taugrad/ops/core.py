@@ -111,6 +111,8 @@ def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     if _grad_mode.enabled:
         for p in parents:
             if p.requires_grad:
+                if data.dtype.kind == "c":
+                    raise _complex_graph_error(rule_fn)
                 t.requires_grad = True
                 t._prev = parents
                 t._rule = rule_fn
@@ -123,6 +125,20 @@ def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     t._ctx = None
     t._clock = 0
     return t
+
+
+class ComplexGradError(TypeError):
+    """A complex result would need a gradient: refused (the rules are for real functions)."""
+
+
+def _complex_graph_error(rule_fn) -> TypeError:
+    # the local rules are written for real functions; complex gradients need
+    # conjugates (Wirtinger calculus), so refuse instead of returning wrong numbers
+    name = getattr(rule_fn, "op", "op")
+    return ComplexGradError(
+        f"{name}: the result is complex and an input requires grad; taugrad differentiates real "
+        f"functions only (take .real / .abs() first, or detach())"
+    )
 
 
 def make_view(data, source: Tensor, parents: tuple, rule_fn, ctx=None) -> Tensor:

@@ -15,6 +15,7 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import (
+    ComplexGradError,
     array_module,
     broadcast_error,
     constant,
@@ -33,6 +34,8 @@ _GELU_C = 0.044715
 
 def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
     """One clear line for a failed binary op: shapes that cannot broadcast, or dtypes NumPy refuses."""
+    if isinstance(error, ComplexGradError):  # already one clear line
+        return error
     if isinstance(error, ValueError) and isinstance(b, Tensor):
         try:
             np.broadcast_shapes(a.shape, b.shape)
