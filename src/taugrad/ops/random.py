@@ -12,8 +12,10 @@ _default = [np.random.default_rng()]
 
 
 def manual_seed(seed: int) -> np.random.Generator:
-    """Reseed the default generator (returns it)."""
-    _default[0] = np.random.default_rng(seed)
+    """Reseed the default generator (returns it); ``seed`` is a non-negative int."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise TypeError(f"manual_seed: seed must be a non-negative int, got {seed!r}")
+    _default[0] = np.random.default_rng(int(seed))
     return _default[0]
 
 
