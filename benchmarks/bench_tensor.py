@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_tensor.py            # full run (~1-2 min)
+    PYTHONPATH=src python benchmarks/bench_tensor.py            # full run (~30-40 s)
     PYTHONPATH=src python benchmarks/bench_tensor.py --quick    # a few seconds
     PYTHONPATH=src python benchmarks/bench_tensor.py --threads 1
 
@@ -12,8 +12,12 @@ It measures
    784-256-256-10 ReLU MLP on a float32 batch of 128, for taugrad, for a
    hand-written NumPy forward+backward (below: float32 throughout, fused
    softmax-cross-entropy gradient, in-place updates) and for PyTorch CPU;
-   engines alternate round by round and the median per-step time is reported
-   with its ratio to NumPy (target: taugrad <= 1.10x NumPy);
+   NumPy and taugrad share one in-place SGD update (:func:`sgd_update`), PyTorch
+   uses its fused ``sub_``.  Engines alternate round by round, with a pause
+   before each block so one library's spinning worker threads do not slow the
+   next (on 2 cores, OpenBLAS's and PyTorch's OpenMP threads otherwise fight);
+   the median per-step time is reported with its ratio to NumPy (target:
+   taugrad <= 1.10x NumPy);
 2. the cost of a tiny op, ``(a + b).sum().backward()`` on two shape-(4,)
    tensors, for taugrad and PyTorch (target: taugrad <= 0.5x PyTorch);
 3. peak memory of one training step: tracemalloc sees NumPy's and taugrad's
@@ -69,12 +73,20 @@ def make_problem(seed: int = 0):
 # ---------------------------------------------------------------------------
 
 
+def sgd_update(param: np.ndarray, grad: np.ndarray) -> None:
+    """``param -= LR * grad`` in place, scaling the (discarded) gradient in place when allowed."""
+    if grad.flags.writeable:
+        grad *= np.float32(LR)
+        param -= grad
+    else:
+        param -= np.float32(LR) * grad
+
+
 def numpy_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
     """Forward and backward written out by hand: the speed of light for a NumPy engine."""
     params = [p.copy() for p in init]
     rows = np.arange(x.shape[0])
     scale = np.float32(1.0 / x.shape[0])
-    lr = np.float32(LR)
 
     def step() -> float:
         w1, b1, w2, b2, w3, b3 = params
@@ -108,8 +120,7 @@ def numpy_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callab
         grads[0] = x.T @ d1
         grads[1] = d1.sum(axis=0)
         for p, g in zip(params, grads):
-            g *= lr
-            p -= g
+            sgd_update(p, g)
         return loss
 
     step.params = params  # type: ignore[attr-defined]
@@ -122,7 +133,6 @@ def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Call
 
     params = [taugrad.Tensor(p.copy(), requires_grad=True) for p in init]
     inputs = taugrad.Tensor(x)
-    lr = np.float32(LR)
 
     def step() -> float:
         w1, b1, w2, b2, w3, b3 = params
@@ -130,9 +140,8 @@ def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Call
         h = (h @ w2 + b2).relu()
         loss = F.cross_entropy(h @ w3 + b3, y)
         loss.backward()
-        for p in params:  # plain SGD on the arrays, as an optimizer does
-            data = p.data
-            data -= lr * p.grad.data
+        for p in params:  # the same SGD update on the arrays as the NumPy engine
+            sgd_update(p.data, p.grad.data)
             p.grad = None
         return float(loss.data)
 
@@ -255,7 +264,7 @@ def bench_training_step(names: List[str], rounds: int, number: int) -> Dict[str,
           f"cross-entropy, backward, SGD")
     check_engines_agree(x, y, init, names)
     steps = {name: ENGINES[name](x, y, init) for name in names}
-    samples = alternate(steps, rounds=rounds, number=number, settle=0.05)
+    samples = alternate(steps, rounds=rounds, number=number, settle=0.25)
     ms = {name: median(samples[name]) * 1e3 for name in names}
     base = ms.get("numpy")
     print(f"  {rounds} alternating rounds x {number} steps; median ms/step")
