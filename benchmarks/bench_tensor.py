@@ -11,7 +11,9 @@ It measures
 1. one training step (forward, cross-entropy, backward, SGD update) of a
    784-256-256-10 ReLU MLP on a float32 batch of 128, for taugrad, for a
    hand-written NumPy forward+backward (below: float32 throughout, fused
-   softmax-cross-entropy gradient, in-place updates) and for PyTorch CPU;
+   softmax-cross-entropy gradient, in-place updates) and for PyTorch CPU, all
+   three as ``h @ w + b`` with weights stored (in, out); the ``taugrad-linear``
+   row runs ``F.linear`` (what ``nn.Linear`` runs, weights (out, in)) instead;
    NumPy and taugrad share one in-place SGD update (:func:`sgd_update`), PyTorch
    uses its fused ``sub_``.  Engines alternate round by round, with a pause
    before each block so one library's spinning worker threads do not slow the
@@ -127,26 +129,47 @@ def numpy_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callab
     return step
 
 
-def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
+def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray], fused_linear: bool = False) -> Callable[[], float]:
+    """taugrad with the NumPy engine's formulation: ``h @ w + b``, weights stored (in, out).
+
+    ``fused_linear=True`` (the ``taugrad-linear`` row) runs ``F.linear``, what
+    ``nn.Linear`` runs, with PyTorch's (out, in) weight layout: one node per
+    layer and the bias added in place, but this BLAS multiplies the transposed
+    layout somewhat slower, so it is reported apart.
+    """
     import taugrad
     import taugrad.functional as F
 
-    params = [taugrad.Tensor(p.copy(), requires_grad=True) for p in init]
     inputs = taugrad.Tensor(x)
+    if fused_linear:
+        params = [taugrad.Tensor((p.T if p.ndim == 2 else p).copy(), requires_grad=True) for p in init]
+
+        def layer(h, w, b):
+            return F.linear(h, w, b)
+    else:
+        params = [taugrad.Tensor(p.copy(), requires_grad=True) for p in init]
+
+        def layer(h, w, b):
+            return h @ w + b
 
     def step() -> float:
         w1, b1, w2, b2, w3, b3 = params
-        h = (inputs @ w1 + b1).relu()
-        h = (h @ w2 + b2).relu()
-        loss = F.cross_entropy(h @ w3 + b3, y)
+        h = layer(inputs, w1, b1).relu()
+        h = layer(h, w2, b2).relu()
+        loss = F.cross_entropy(layer(h, w3, b3), y)
         loss.backward()
         for p in params:  # the same SGD update on the arrays as the NumPy engine
             sgd_update(p.data, p.grad.data)
             p.grad = None
         return float(loss.data)
 
-    step.params = [p.data for p in params]  # type: ignore[attr-defined]
+    # in NumPy's (in, out) layout for the agreement check (views: they follow the updates)
+    step.params = [p.data.T if (fused_linear and p.ndim == 2) else p.data for p in params]  # type: ignore[attr-defined]
     return step
+
+
+def taugrad_linear_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
+    return taugrad_engine(x, y, init, fused_linear=True)
 
 
 def torch_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
@@ -173,7 +196,7 @@ def torch_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callab
     return step
 
 
-ENGINES = {"numpy": numpy_engine, "taugrad": taugrad_engine, "torch": torch_engine}
+ENGINES = {"numpy": numpy_engine, "taugrad": taugrad_engine, "taugrad-linear": taugrad_linear_engine, "torch": torch_engine}
 
 
 # ---------------------------------------------------------------------------
@@ -268,10 +291,10 @@ def bench_training_step(names: List[str], rounds: int, number: int) -> Dict[str,
     ms = {name: median(samples[name]) * 1e3 for name in names}
     base = ms.get("numpy")
     print(f"  {rounds} alternating rounds x {number} steps; median ms/step")
-    print(f"  {'engine':<10}{'ms/step':>10}{'+-':>8}{'vs numpy':>10}")
+    print(f"  {'engine':<15}{'ms/step':>10}{'+-':>8}{'vs numpy':>10}")
     for name in names:
         ratio = f"{ms[name] / base:.2f}x" if base else "-"
-        print(f"  {name:<10}{ms[name]:>10.3f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
+        print(f"  {name:<15}{ms[name]:>10.3f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
     return ms
 
 
@@ -282,10 +305,10 @@ def bench_tiny_op(names: List[str], rounds: int, number: int) -> Dict[str, float
     samples = alternate(ops, rounds=rounds, number=number, warmup=100)
     us = {name: median(samples[name]) * 1e6 for name in ops}
     print(f"  {rounds} alternating rounds x {number} calls; median us/call")
-    print(f"  {'engine':<10}{'us/op':>10}{'+-':>8}{'vs torch':>10}")
+    print(f"  {'engine':<15}{'us/op':>10}{'+-':>8}{'vs torch':>10}")
     for name in ops:
         ratio = f"{us[name] / us['torch']:.2f}x" if "torch" in us else "-"
-        print(f"  {name:<10}{us[name]:>10.2f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
+        print(f"  {name:<15}{us[name]:>10.2f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
     return us
 
 
@@ -321,7 +344,7 @@ def bench_memory(names: List[str], steps: int, threads: int | None) -> Dict[str,
     print("\n3. peak memory of a training step")
     mb = 1024 * 1024
     peaks: Dict[str, tuple] = {}
-    print(f"  {'engine':<10}{'tracemalloc peak':>18}{'peak RSS growth':>18}")
+    print(f"  {'engine':<15}{'tracemalloc peak':>18}{'peak RSS growth':>18}")
     for name in names:
         traced = f"{traced_peak(name) / mb:.2f} MiB" if name != "torch" else "invisible*"
         command = [sys.executable, os.path.abspath(__file__), "--rss-probe", name, "--probe-steps", str(steps)]
@@ -329,7 +352,7 @@ def bench_memory(names: List[str], steps: int, threads: int | None) -> Dict[str,
             command += ["--threads", str(threads)]
         out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
         rss = float(out.strip().splitlines()[-1]) / mb
-        print(f"  {name:<10}{traced:>18}{rss:>14.2f} MiB")
+        print(f"  {name:<15}{traced:>18}{rss:>14.2f} MiB")
         peaks[name] = (traced, f"{rss:.2f} MiB")
     print("  tracemalloc: NumPy/taugrad arrays allocated during one step (weights and data excluded);")
     print("  * PyTorch allocates outside Python's tracemalloc hooks, so its peak is not visible there.")
@@ -344,7 +367,7 @@ def main(argv: List[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a short run (few rounds) for a smoke test")
     parser.add_argument("--threads", type=int, default=None,
                         help="set BLAS and torch intra-op threads for all engines (default: leave as is)")
-    parser.add_argument("--engines", default="numpy,taugrad,torch", help="comma-separated subset")
+    parser.add_argument("--engines", default="numpy,taugrad,taugrad-linear,torch", help="comma-separated subset")
     parser.add_argument("--markdown", action="store_true", help="also print the results as a Markdown table")
     parser.add_argument("--rss-probe", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--probe-steps", type=int, default=5, help=argparse.SUPPRESS)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from taugrad.ops import matmul as _matmul
 from taugrad.ops.elementwise import gelu, relu, sigmoid, tanh
 from taugrad.ops.nn import (
     binary_cross_entropy_with_logits,
@@ -49,9 +50,8 @@ __all__ = [
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor = None) -> Tensor:
-    """``x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features)."""
-    out = x @ weight.T
-    return out if bias is None else out + bias
+    """``x @ weight.T + bias`` with ``weight`` of shape (out_features, in_features), as one op."""
+    return _matmul.linear(x, weight, bias)
 
 
 def one_hot(target, num_classes: int = -1) -> Tensor:

@@ -14,6 +14,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 import numpy as np
 
 from taugrad.functional import dropout
+from taugrad.functional import linear as _linear
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensor import Tensor
@@ -84,8 +85,7 @@ class Linear(Module):
         if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "
                              f"is {self.in_features}, got shape {tuple(x.shape)}")
-        out = x @ self.weight.T
-        return out + self.bias if self.bias is not None else out
+        return _linear(x, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

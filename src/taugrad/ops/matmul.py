@@ -61,3 +61,44 @@ def matmul(a: Tensor, b) -> Tensor:
 def rmatmul(a: Tensor, b) -> Tensor:
     """``b @ a`` for a non-Tensor ``b``."""
     return matmul(operand(b, a), a)
+
+
+@rule("linear", reads=(0, 1))
+def linear_backward(g, out, ins, node):
+    """Z = X W^T + b:  dL/dX = G W,  dL/dW = G^T X (batch axes flattened),  dL/db = G summed to b's shape."""
+    x, w = ins[0], ins[1]
+    prev = node._prev
+    grad_x = g @ w if prev[0].requires_grad else None
+    grad_w = None
+    if prev[1].requires_grad:
+        g2 = g.reshape((-1, g.shape[-1]))
+        grad_w = g2.T @ x.reshape((-1, x.shape[-1]))
+    if len(prev) == 2:
+        return grad_x, grad_w
+    return grad_x, grad_w, (A.sum_to(g, prev[2].shape) if prev[2].requires_grad else None)
+
+
+def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """``x @ weight.T + bias`` as one op; ``weight`` has shape (out_features, in_features).
+
+    One node instead of two, and the bias is added in place into the fresh
+    product (the speed of a hand-written NumPy layer).
+    """
+    if not isinstance(weight, Tensor):
+        weight = operand(weight, x)
+    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"linear: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
+                         f"(the input's last dimension must equal weight.shape[1])")
+    data = x.data @ weight.data.T
+    if bias is None:
+        return make(data, (x, weight), linear_backward)
+    if not isinstance(bias, Tensor):
+        bias = operand(bias, x)
+    if bias.shape not in ((weight.shape[0],), ()):
+        raise ValueError(f"linear: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
+                         f"(expected ({weight.shape[0]},))")
+    if data.dtype == bias.dtype:
+        data += bias.data  # ``data`` is a fresh array nobody else sees
+    else:
+        data = data + bias.data
+    return make(data, (x, weight, bias), linear_backward)
