@@ -8,7 +8,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 F64 = np.float64
 

@@ -5,7 +5,7 @@ import torch
 
 import taugrad
 from taugrad import optim
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 SHAPES = [(3, 4), (4,), (2, 1, 3)]
 TOLERANCE = 1e-6

@@ -11,7 +11,7 @@ from taugrad.gradcheck import GradcheckError, gradcheck
 from taugrad.scalar import Value
 
 # --- tensor engine (issue 3) ---
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 from taugrad.tensor_engine import GraphReleasedError, grad
 from taugrad.ops.creation import (
     arange, empty, eye, float32, float64, from_numpy, full, full_like, linspace, ones, ones_like,

@@ -36,7 +36,7 @@ import numpy as np
 from taugrad.autograd import enable_grad, is_grad_enabled
 from taugrad.gradients import grad as _engine_grad
 from taugrad.scalar.value import Value
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 ArgNums = Union[int, Tuple[int, ...]]
 

@@ -42,7 +42,7 @@ import numpy as np
 
 from taugrad.autograd import no_grad
 from taugrad.ops.core import as_array, make, rule
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 
 class FunctionCtx:

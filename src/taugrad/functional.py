@@ -29,7 +29,7 @@ from taugrad.ops.nn import (
     softmax,
 )
 from taugrad.ops.shape import pad
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 __all__ = [
     "relu",

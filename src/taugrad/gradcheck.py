@@ -130,7 +130,7 @@ class _TensorAdapter:
             self._projection = rng.uniform(0.5, 1.5, size=out.data.shape)
         if out.data.shape == ():
             return out, float(out.data)
-        from taugrad.tensor import Tensor
+        from taugrad._tensor import Tensor
 
         r = Tensor(self._projection.astype(out.data.dtype))
         scalar = (out * r).sum()
@@ -269,7 +269,7 @@ class _SecondOrder:
         self.r: Any = None  # the projection of a non-scalar output, made on the first call
 
     def project(self, out: Any) -> Any:
-        from taugrad.tensor import Tensor
+        from taugrad._tensor import Tensor
 
         if out.data.shape == ():
             return out
@@ -281,7 +281,7 @@ class _SecondOrder:
     def gradient_dot_v(self, create_graph: bool) -> Any:
         """``<g, v>`` with ``g = d <f(x), r> / d x``: a Tensor (differentiable if create_graph) or a float."""
         import taugrad.tensor_engine as engine
-        from taugrad.tensor import Tensor
+        from taugrad._tensor import Tensor
 
         scalar = self.project(self.f(*self.inputs))
         if not scalar.requires_grad:
@@ -298,7 +298,7 @@ class _SecondOrder:
 
 def _tensor_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol: float, rtol: float) -> List[str]:
     import taugrad.tensor_engine as engine
-    from taugrad.tensor import Tensor
+    from taugrad._tensor import Tensor
 
     check = _SecondOrder(f, inputs)
     phi = check.gradient_dot_v(create_graph=True)

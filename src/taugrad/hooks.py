@@ -120,7 +120,7 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
     the result is of the same kind.
     """
     from taugrad.ops.core import constant
-    from taugrad.tensor import Tensor, to_array
+    from taugrad._tensor import Tensor, to_array
 
     if extras.hooks:
         for fn in list(extras.hooks.values()):

@@ -273,6 +273,6 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray]) -> Any:
 
 
 def _make_tensor(array: np.ndarray) -> Any:
-    from taugrad.tensor import Tensor  # late import: checkpoints of plain arrays need no engine
+    from taugrad._tensor import Tensor  # late import: checkpoints of plain arrays need no engine
 
     return Tensor(array)

@@ -30,7 +30,7 @@ from taugrad.anomaly import check_backward, is_anomaly_enabled
 from taugrad.autograd import enable_grad, topological_order
 from taugrad.hooks import run_hooks
 from taugrad.ops.core import CLOCK, RELEASED, constant
-from taugrad.tensor import Tensor, to_array
+from taugrad._tensor import Tensor, to_array
 
 _getrefcount = sys.getrefcount
 

@@ -80,7 +80,7 @@ class TensorTrainer:
 
     def train_epoch(self) -> float:
         from taugrad.functional import cross_entropy
-        from taugrad.tensor import Tensor
+        from taugrad._tensor import Tensor
 
         self.model.train()
         total, count = 0.0, 0
@@ -99,7 +99,7 @@ class TensorTrainer:
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         from taugrad.autograd import no_grad
-        from taugrad.tensor import Tensor
+        from taugrad._tensor import Tensor
 
         self.model.eval()
         with no_grad():

@@ -18,7 +18,7 @@ import numpy as np
 
 from taugrad.ops.inplace import bump_version
 from taugrad.ops.random import default_generator, get_generator, manual_seed
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 __all__ = [
     "manual_seed",

@@ -17,7 +17,7 @@ from taugrad.functional import dropout
 from taugrad.functional import linear as _linear
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 __all__ = [
     "Identity",

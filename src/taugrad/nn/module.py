@@ -22,7 +22,7 @@ import numpy as np
 
 from taugrad.hooks import RemovableHandle
 from taugrad.ops.inplace import bump_version
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 __all__ = ["Module", "Parameter", "StateDictError"]
 

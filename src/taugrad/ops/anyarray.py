@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from taugrad.ops.core import array_module
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 _add_reduce = np.add.reduce  # ndarray.sum() goes through a slower Python wrapper

@@ -43,7 +43,7 @@ import numpy as np
 from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
 from taugrad.anomaly import check_forward as _check_anomaly
 from taugrad.autograd import _state as _grad_mode
-from taugrad.tensor import Tensor, to_array
+from taugrad._tensor import Tensor, to_array
 
 ndarray = np.ndarray
 _new = object.__new__

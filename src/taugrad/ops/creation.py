@@ -10,7 +10,7 @@ import operator
 import numpy as np
 
 from taugrad.ops.random import get_generator
-from taugrad.tensor import Tensor, _dtype_of, to_array
+from taugrad._tensor import Tensor, _dtype_of, to_array
 
 float32 = np.float32
 float64 = np.float64

@@ -23,7 +23,7 @@ from taugrad.ops.core import (
     operand,
     rule,
 )
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -558,7 +558,7 @@ def astype_backward(g, out, ins, node):
 
 def astype(a: Tensor, dtype) -> Tensor:
     """``a`` converted to ``dtype`` (also ``.to(dtype)``); gradients flow between float dtypes."""
-    from taugrad.tensor import _dtype_of
+    from taugrad._tensor import _dtype_of
 
     if isinstance(dtype, str) and dtype == "cpu":  # .to("cpu"): the only device there is
         return a
@@ -588,7 +588,7 @@ def clone(a: Tensor) -> Tensor:
 
 
 def _as_data(b):
-    from taugrad.tensor import to_array
+    from taugrad._tensor import to_array
 
     return to_array(b)
 

@@ -18,7 +18,7 @@ from taugrad.autograd import _state as _grad_mode
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import make, make_view, rule
 from taugrad.ops.inplace import bump_version, check_inplace
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from taugrad.autograd import _state as _grad_mode
 from taugrad.ops.core import CLOCK
-from taugrad.tensor import Tensor, to_array
+from taugrad._tensor import Tensor, to_array
 
 
 def check_inplace(x: Tensor, op: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import make, operand, rule
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 
 @rule("matmul", reads=(0, 1))

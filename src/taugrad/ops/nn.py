@@ -12,7 +12,7 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import array_module, constant, make, normalize_dim, rule
-from taugrad.tensor import Tensor, to_array
+from taugrad._tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
 

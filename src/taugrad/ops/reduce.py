@@ -16,7 +16,7 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import array_module, constant, make, normalize_dim, normalize_dims, pick, rule
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 #: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")

@@ -15,7 +15,7 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import array_module, make, make_view, normalize_dim, rule
-from taugrad.tensor import Tensor, to_array
+from taugrad._tensor import Tensor, to_array
 
 
 def _shape_args(shape, op: str) -> tuple:

@@ -18,7 +18,7 @@ import numpy as np
 
 from taugrad.autograd import enable_grad
 from taugrad.ops.inplace import bump_version
-from taugrad.tensor import Tensor
+from taugrad._tensor import Tensor
 
 __all__ = ["Optimizer"]
 
