@@ -140,3 +140,15 @@ def test_moons_demo_reaches_full_training_accuracy():
     history = [train_step(model, X, y, k) for k in range(100)]
     assert history[-1][1] == 1.0
     assert history[-1][0] < history[0][0] / 10
+
+
+def test_moons_points_are_scikit_learns():
+    import numpy as np
+    from sklearn.datasets import make_moons
+
+    for n, seed in ((100, 1337), (7, 0), (250, 42)):
+        np.random.seed(seed)
+        want_X, want_y = make_moons(n_samples=n, noise=0.1)
+        X, y = load_moons(n_samples=n, noise=0.1, seed=seed)
+        assert np.array_equal(np.array(X), want_X)
+        assert y == [int(v) * 2 - 1 for v in want_y]
