@@ -54,7 +54,15 @@ def _check_noise(noise: Any) -> float:
     return noise
 
 
-def _shuffle_and_jitter(X: np.ndarray, y: np.ndarray, noise: float, rng: np.random.Generator) -> Arrays:
+def _random_state(seed: Any) -> Any:
+    """A NumPy random source from ``seed``: an int or None (a new ``Generator``),
+    or a ``Generator`` / legacy ``RandomState`` used as it is."""
+    if isinstance(seed, (np.random.Generator, np.random.RandomState)):
+        return seed
+    return np.random.default_rng(seed)
+
+
+def _shuffle_and_jitter(X: np.ndarray, y: np.ndarray, noise: float, rng: Any) -> Arrays:
     """Shuffle rows (so classes are mixed) then add N(0, noise^2) to every coordinate."""
     order = rng.permutation(len(y))
     X, y = X[order], y[order]
@@ -63,23 +71,26 @@ def _shuffle_and_jitter(X: np.ndarray, y: np.ndarray, noise: float, rng: np.rand
     return np.ascontiguousarray(X, dtype=np.float64), y.astype(np.int64)
 
 
-def moons(n_samples: int = 100, noise: float = 0.1, seed: Optional[int] = None) -> Arrays:
+def moons(n_samples: int = 100, noise: float = 0.1, seed: Any = None) -> Arrays:
     """Two interleaving half circles (the construction of scikit-learn's ``make_moons``).
 
     Class 0 is the upper half circle ``(cos t, sin t)``, ``t`` evenly spaced in
     ``[0, pi]`` (``n_samples // 2`` points); class 1 is the lower one
     ``(1 - cos t, 0.5 - sin t)`` with the remaining points.  Rows are shuffled,
     then Gaussian noise of standard deviation ``noise`` is added to each coordinate.
+    ``seed``: an int or None, or a NumPy ``Generator``/``RandomState`` to draw from
+    (with ``RandomState(s)`` the points equal ``make_moons`` after ``np.random.seed(s)``).
     """
     n_samples = _check_n_samples(n_samples)
     noise = _check_noise(noise)
-    rng = np.random.default_rng(seed)
+    rng = _random_state(seed)
     n_upper = n_samples // 2
     n_lower = n_samples - n_upper
     t_upper = np.linspace(0.0, np.pi, n_upper)
     t_lower = np.linspace(0.0, np.pi, n_lower)
     upper = np.stack([np.cos(t_upper), np.sin(t_upper)], axis=1)
-    lower = np.stack([1.0 - np.cos(t_lower), 0.5 - np.sin(t_lower)], axis=1)
+    # written 1 - sin t - 0.5 (not 0.5 - sin t) to round exactly as make_moons does
+    lower = np.stack([1.0 - np.cos(t_lower), 1.0 - np.sin(t_lower) - 0.5], axis=1)
     X = np.concatenate([upper, lower])
     y = np.concatenate([np.zeros(n_upper, np.int64), np.ones(n_lower, np.int64)])
     return _shuffle_and_jitter(X, y, noise, rng)

@@ -16,27 +16,15 @@ from taugrad.scalar.value import Value
 def load_moons(n_samples: int = 100, noise: float = 0.1, seed: int = 1337) -> Tuple[List[List[float]], List[int]]:
     """micrograd's data: scikit-learn's ``make_moons`` after ``np.random.seed(seed)``, labels in {-1, +1}.
 
-    The same points, computed here so that scikit-learn is not needed (the test
-    suite checks they equal scikit-learn's): ``n // 2`` points on the upper half
-    circle ``(cos t, sin t)`` and the rest on the lower one ``(1 - cos t,
-    0.5 - sin t)``, ``t`` evenly spaced on ``[0, pi]``; then, from one
-    ``RandomState(seed)``, a shuffle of the points and Gaussian noise of standard
-    deviation ``noise`` on every coordinate.
+    The same points (the test suite checks they equal scikit-learn's) without
+    needing scikit-learn: :func:`taugrad.data.moons` drawing from a
+    ``RandomState(seed)``, which shuffles and adds noise in make_moons' order.
     """
     import numpy as np
 
-    n_outer = n_samples // 2
-    n_inner = n_samples - n_outer
-    t_outer = np.linspace(0, np.pi, n_outer)
-    t_inner = np.linspace(0, np.pi, n_inner)
-    X = np.stack([np.append(np.cos(t_outer), 1 - np.cos(t_inner)),
-                  np.append(np.sin(t_outer), 1 - np.sin(t_inner) - 0.5)], axis=1)
-    y = np.append(np.zeros(n_outer, dtype=np.int64), np.ones(n_inner, dtype=np.int64))
-    generator = np.random.RandomState(seed)
-    order = np.arange(n_samples)
-    generator.shuffle(order)
-    X, y = X[order], y[order]
-    X += generator.normal(scale=noise, size=X.shape)
+    from taugrad.data import moons
+
+    X, y = moons(n_samples=n_samples, noise=noise, seed=np.random.RandomState(seed))
     return X.tolist(), [int(v) * 2 - 1 for v in y]
 
 
