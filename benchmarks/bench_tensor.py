@@ -290,11 +290,18 @@ def bench_training_step(names: List[str], rounds: int, number: int) -> Dict[str,
     samples = alternate(steps, rounds=rounds, number=number, settle=0.25)
     ms = {name: median(samples[name]) * 1e3 for name in names}
     base = ms.get("numpy")
-    print(f"  {rounds} alternating rounds x {number} steps; median ms/step")
-    print(f"  {'engine':<15}{'ms/step':>10}{'+-':>8}{'vs numpy':>10}")
+    # each round times every engine back to back, so the ratio within a round
+    # cancels the machine's slow drifts; its median is the robust ratio
+    paired = {name: median([t / n for t, n in zip(samples[name], samples["numpy"])])
+              for name in names} if base else {}
+    print(f"  {rounds} alternating rounds x {number} steps; median ms/step; "
+          f"'paired' = median over rounds of the ratio to NumPy's time in the same round")
+    print(f"  {'engine':<15}{'ms/step':>10}{'+-':>8}{'vs numpy':>10}{'paired':>9}")
     for name in names:
         ratio = f"{ms[name] / base:.2f}x" if base else "-"
-        print(f"  {name:<15}{ms[name]:>10.3f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}")
+        pair = f"{paired[name]:.2f}x" if base else "-"
+        print(f"  {name:<15}{ms[name]:>10.3f}{spread(samples[name]) * 100:>7.1f}%{ratio:>10}{pair:>9}")
+    ms["_paired"] = paired  # type: ignore[assignment]
     return ms
 
 
@@ -388,7 +395,7 @@ def main(argv: List[str] | None = None) -> int:
         return 0
 
     print_environment()
-    rounds, number = (5, 5) if args.quick else (31, 20)
+    rounds, number = (5, 5) if args.quick else (41, 30)
     step_ms = bench_training_step(names, rounds, number)
     tiny_us = bench_tiny_op(names, rounds, 200 if args.quick else 2000)
     peaks = bench_memory(names, steps=3 if args.quick else 10, threads=args.threads)
@@ -396,9 +403,12 @@ def main(argv: List[str] | None = None) -> int:
     print()
     print_load("at end")
     print("\ntargets")
+    paired = step_ms.pop("_paired", {})
     if "taugrad" in step_ms and "numpy" in step_ms:
         r = step_ms["taugrad"] / step_ms["numpy"]
-        print(f"  training step taugrad / numpy = {r:.2f}x (target <= 1.10x): {'MET' if r <= 1.10 else 'MISSED'}")
+        p = paired["taugrad"]
+        print(f"  training step taugrad / numpy = {r:.2f}x (ratio of medians), {p:.2f}x (median paired ratio) "
+              f"(target <= 1.10x): {'MET' if max(r, p) <= 1.10 else 'MISSED'}")
     if "taugrad" in tiny_us and "torch" in tiny_us:
         r = tiny_us["taugrad"] / tiny_us["torch"]
         print(f"  tiny op taugrad / torch = {r:.2f}x (target <= 0.50x): {'MET' if r <= 0.5 else 'MISSED'}")
