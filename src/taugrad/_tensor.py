@@ -251,7 +251,8 @@ class Tensor:
         if self.data.dtype not in (np.float32, np.int64, np.bool_):
             extras.append(f"dtype={self.data.dtype}")
         if self._rule is not None:
-            extras.append(f"grad_fn=<{self._op}>")
+            freed_op = getattr(self._ctx, "op", None) if self._op == "released" else None
+            extras.append(f"grad_fn=<{freed_op}, released>" if freed_op else f"grad_fn=<{self._op}>")
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return f"Tensor({body}{''.join(', ' + e for e in extras)})"

@@ -141,7 +141,7 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
         if not retain_graph:  # free saved values now: node -> parents is the only edge
             node._prev = ()
             node._rule = RELEASED
-            node._ctx = None
+            node._ctx = rule  # only so repr can still name the op (a module-level function)
     return grads, captured
 
 

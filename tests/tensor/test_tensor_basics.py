@@ -169,3 +169,13 @@ def test_only_floating_tensors_can_require_grad():
     with pytest.raises((TypeError, RuntimeError, ValueError)) as info:
         Tensor([1, 2], requires_grad=True)
     assert "float" in str(info.value)
+
+
+def test_repr_still_names_the_op_after_backward_freed_it():
+    import taugrad.functional as F
+
+    x = taugrad.tensor([[1.0, 2.0], [3.0, 0.5]], requires_grad=True)
+    loss = F.cross_entropy(x, [0, 1])
+    assert repr(loss).endswith("grad_fn=<cross_entropy>)")
+    loss.backward()
+    assert repr(loss).endswith("grad_fn=<cross_entropy, released>)")
