@@ -29,7 +29,7 @@ from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
 from taugrad.anomaly import check_backward, is_anomaly_enabled
 from taugrad.autograd import enable_grad, topological_order
 from taugrad.hooks import run_hooks
-from taugrad.ops.core import CLOCK, RELEASED, constant
+from taugrad.ops.core import CLOCK, RELEASED, constant, quiet
 from taugrad._tensor import Tensor, to_array
 
 _getrefcount = sys.getrefcount
@@ -89,6 +89,12 @@ def _check_versions(node: Tensor) -> None:
 
 
 def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
+    """Run the local rules (see :func:`_run_rules`) with IEEE special values left silent."""
+    with quiet():
+        return _run_rules(roots, root_grads, retain_graph, create_graph, capture)
+
+
+def _run_rules(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
     """Run the local rules from ``roots`` back to the leaves.
 
     Returns ``(leaf_grads, captured)``: the gradients that reached leaves (and

@@ -97,6 +97,19 @@ RELEASED = _released_rule
 # ---------------------------------------------------------------------------
 
 
+def quiet():
+    """Silence NumPy's warnings for IEEE special results (log(0) = -inf, 0/0 = nan, overflow).
+
+    Those values are the answer, as in PyTorch, which does not warn either;
+    ``taugrad.detect_anomaly()`` is the tool that reports where they appear.
+    Used by the ops that make special values out of finite inputs (unary
+    functions, division, powers) and around the backward pass; ``+ - *`` are
+    left out because entering the context costs about 1 us per call, and they
+    only warn on overflow or on infinities that are already there.
+    """
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore")
+
+
 def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     """The result Tensor of an op; a graph node if grad mode is on and a parent requires grad."""
     if type(data) is not ndarray:

@@ -21,6 +21,7 @@ from taugrad.ops.core import (
     constant,
     make,
     operand,
+    quiet,
     rule,
 )
 from taugrad._tensor import Tensor
@@ -48,14 +49,16 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
 
 def _binary_data(op: str, fn, a: Tensor, b: Tensor):
     try:
-        return fn(a.data, b.data)
+        with quiet():
+            return fn(a.data, b.data)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error(op, a, b, error) from None
 
 
 def _unary_data(op: str, fn, a: Tensor):
     try:
-        return fn(a.data)
+        with quiet():
+            return fn(a.data)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
@@ -178,10 +181,11 @@ def rdiv_scalar_backward(g, out, ins, node):
 def div(a: Tensor, b) -> Tensor:
     """``a / b`` (true division) with broadcasting."""
     try:
-        if isinstance(b, Tensor):
-            return make(a.data / b.data, (a, b), div_backward)
-        if type(b) is float or type(b) is int:
-            return make(a.data / b, (a,), div_scalar_backward, b)
+        with quiet():
+            if isinstance(b, Tensor):
+                return make(a.data / b.data, (a, b), div_backward)
+            if type(b) is float or type(b) is int:
+                return make(a.data / b, (a,), div_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("div", a, b, error) from None
     return div(a, operand(b, a))
@@ -190,7 +194,8 @@ def div(a: Tensor, b) -> Tensor:
 def rdiv(a: Tensor, b) -> Tensor:
     """``b / a`` (Python's reflected division)."""
     if type(b) is float or type(b) is int:
-        return make(b / a.data, (a,), rdiv_scalar_backward, b)
+        with quiet():
+            return make(b / a.data, (a,), rdiv_scalar_backward, b)
     return div(operand(b, a), a)
 
 
@@ -239,7 +244,8 @@ def pow(a: Tensor, b) -> Tensor:
         return make(_binary_data("pow", np.power, a, b), (a, b), pow_backward)
     if type(b) is float or type(b) is int:
         try:
-            data = a.data**b
+            with quiet():
+                data = a.data**b
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -251,7 +257,8 @@ def pow(a: Tensor, b) -> Tensor:
 def rpow(a: Tensor, b) -> Tensor:
     """``b ** a`` (Python's reflected power)."""
     if type(b) is float or type(b) is int:
-        return make(b**a.data, (a,), rpow_scalar_backward, b)
+        with quiet():
+            return make(b**a.data, (a,), rpow_scalar_backward, b)
     return pow(operand(b, a), a)
 
 
