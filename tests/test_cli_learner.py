@@ -15,6 +15,7 @@ import pytest
 import taugrad.scalar.value as value_module
 from taugrad.cli import main
 from taugrad.cli import gradcheck as gradcheck_cli
+from taugrad.randexpr import check_random_expressions
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
@@ -183,7 +184,7 @@ def test_gradcheck_same_seed_same_report(capsys):
 
 def test_gradcheck_rich_table():
     pytest.importorskip("rich")
-    results = gradcheck_cli.check_many(5, 1, 2, 3, 1e-6, 1e-5, 1e-3)
+    results = check_random_expressions(5, 1, 2, 3, 1e-6, 1e-5, 1e-3)
     stream = io.StringIO()
     args = Namespace(seed=1, depth=2, variables=3, eps=1e-6, atol=1e-5, rtol=1e-3)
     gradcheck_cli.report(results, args, stream, use_rich=True)

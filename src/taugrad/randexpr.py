@@ -299,6 +299,20 @@ def check_expression(
     return CheckResult(index, expression, comparisons, passed, nodes)
 
 
+def check_random_expressions(
+    count: int,
+    seed: int = 0,
+    depth: int = 3,
+    variables: int = 3,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+) -> List[CheckResult]:
+    """:func:`check_expression` on each of ``random_expressions(count, seed, depth, variables)``."""
+    expressions = random_expressions(count, seed=seed, depth=depth, variables=variables)
+    return [check_expression(e, i, eps=eps, atol=atol, rtol=rtol) for i, e in enumerate(expressions)]
+
+
 __all__ = [
     "CheckResult",
     "Disagreement",
@@ -306,6 +320,7 @@ __all__ = [
     "RandomExpression",
     "VARIABLES",
     "check_expression",
+    "check_random_expressions",
     "random_expression",
     "random_expressions",
 ]

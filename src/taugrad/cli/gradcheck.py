@@ -47,17 +47,14 @@ def run(args) -> int:
         value = getattr(args, option)
         if not (value >= 0 if option != "eps" else value > 0):
             raise CommandError(f"--{option} must be {'positive' if option == 'eps' else 'non-negative'}, got {value}")
-    results = check_many(args.count, args.seed, args.depth, args.variables, args.eps, args.atol, args.rtol)
-    use_rich = not args.plain and sys.stdout.isatty() and _rich_available()
+    from taugrad.progress import rich_available
+    from taugrad.randexpr import check_random_expressions
+
+    results = check_random_expressions(args.count, args.seed, args.depth, args.variables, args.eps, args.atol,
+                                       args.rtol)
+    use_rich = not args.plain and sys.stdout.isatty() and rich_available()
     report(results, args, sys.stdout, use_rich)
     return 0 if all(r.passed for r in results) else 1
-
-
-def check_many(count: int, seed: int, depth: int, variables: int, eps: float, atol: float, rtol: float):
-    from taugrad.randexpr import check_expression, random_expressions
-
-    expressions = random_expressions(count, seed=seed, depth=depth, variables=variables)
-    return [check_expression(e, i, eps=eps, atol=atol, rtol=rtol) for i, e in enumerate(expressions)]
 
 
 def _operations(result) -> List[str]:
@@ -144,11 +141,3 @@ def _print_table(stream: TextIO, use_rich: bool, title: str, header: Sequence[st
     for row in [header] + list(rows):
         cells = [str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         print("  " + "  ".join(cells).rstrip(), file=stream)
-
-
-def _rich_available() -> bool:
-    try:
-        import rich.table  # noqa: F401
-    except ImportError:
-        return False
-    return True
