@@ -171,7 +171,10 @@ def test_forward_hook_sees_module_inputs_output_like_torch():
 
 def test_forward_hook_can_replace_the_output_and_be_removed():
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
-    relu = list(model.children())[1]
+    first, relu, last = model.children()
+    first.weight.data[...] = 0.5  # ReLU active: without the hook the output is not just the bias
+    first.bias.data[...] = 0.5
+    last.weight.data[...] = 1.0
     handle = relu.register_forward_hook(lambda m, inputs, output: output * 0)
     x = taugrad.ones(5, 2)
     out = model(x)

@@ -29,10 +29,14 @@ from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
 from taugrad.anomaly import check_backward, is_anomaly_enabled
 from taugrad.autograd import enable_grad, topological_order
 from taugrad.hooks import run_hooks
-from taugrad.ops.core import CLOCK, RELEASED, constant, quiet
+from taugrad.ops.core import CLOCK, G_OR_NEW, RELEASED, constant, quiet
 from taugrad._tensor import Tensor, to_array
 
 _getrefcount = sys.getrefcount
+ndarray = np.ndarray
+
+
+_NOTHING_OWNED = frozenset()
 
 
 class GraphReleasedError(RuntimeError):
@@ -97,19 +101,23 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
 def _run_rules(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
     """Run the local rules from ``roots`` back to the leaves.
 
-    Returns ``(leaf_grads, captured)``: the gradients that reached leaves (and
-    released nodes, which the caller reports), and those of the ``capture``d
-    interior nodes (for ``grad()``).
+    Returns ``(leaf_grads, captured, owned)``: the gradients that reached
+    leaves (and released nodes, which the caller reports), those of the
+    ``capture``d interior nodes (for ``grad()``), and the nodes whose gradient
+    array only the pass holds (see :func:`_first_order_pass`).
     """
     grads = {}
     for root, g in zip(roots, root_grads):
         old = grads.get(root)
         grads[root] = g if old is None else old + g
+    order = topological_order(roots)
+    anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
+    if capture is None and not create_graph and not anomaly:
+        return grads, {}, _first_order_pass(order, grads, retain_graph)
     captured = {}
     clock = CLOCK[0]
     pop = grads.pop
-    anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
-    for node in reversed(topological_order(roots)):
+    for node in reversed(order):
         g = pop(node, None)
         rule = node._rule
         if g is not None:
@@ -135,20 +143,106 @@ def _run_rules(roots, root_grads, retain_graph: bool, create_graph: bool, captur
                 parent_grads = rule(g, node.data, [p.data for p in prev], node)
             if anomaly:
                 check_backward(node, g, parent_grads, op_name(node))
+            _accumulate(grads, prev, parent_grads)
+        # else: no gradient reached this node (e.g. it only fed indices)
+        if not retain_graph:
+            _release(node, rule)
+    return grads, captured, _NOTHING_OWNED
+
+
+def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
+    """:func:`_run_rules` for the usual ``loss.backward()``: raw arrays, no capture, no anomaly mode.
+
+    Leaner than the general loop because it is the engine's overhead on every
+    training step, and it tracks which pending gradients the pass *owns*:
+    arrays a rule just made (each rule's ``gives`` says which of its results
+    are new), that nothing outside the pass can see.  A node whose gradient is
+    owned runs its rule's ``overwrite`` variant if it has one (ReLU masks in
+    place, as a hand-written backward does), and a second gradient for an
+    owned one is added in place.  The user's ``gradient=``, the cached ones
+    and anything a hook saw are never owned, so they are never written to.
+    Returns the owned nodes: the leaves among them take their gradient
+    without a copy.
+    """
+    clock = CLOCK[0]
+    pop = grads.pop
+    get = grads.get
+    owned = set()  # nodes whose pending gradient only this pass refers to
+    own = owned.add
+    for node in reversed(order):
+        g = pop(node, None)
+        rule = node._rule
+        if g is not None:
+            if rule is RELEASED:
+                raise _released_error(node)
+            mine = node in owned
+            if node._hooks is not None:  # register_hook / retain_grad (issue 7)
+                g = run_hooks(node._hooks, g, node, False)
+                mine = False  # a hook (or .grad via retain_grad) may keep the array
+            if node._clock != clock:  # some in-place op ran since the node was recorded
+                _check_versions(node)
+            prev = node._prev
+            if mine and rule.overwrite is not None:
+                parent_grads = rule.overwrite(g, node.data, [p.data for p in prev], node)
+                gives = G_OR_NEW
+            else:
+                parent_grads = rule(g, node.data, [p.data for p in prev], node)
+                gives = rule.gives
+            new_is_ours = gives is not None
+            # g itself stays ours if the rule hands it to one parent only
+            g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
             for p, pg in zip(prev, parent_grads):
                 if pg is None or not p.requires_grad:
                     continue
+                ours = g_is_ours if pg is g else new_is_ours
                 dtype = p.data.dtype
-                if pg.dtype is not dtype and pg.dtype != dtype:  # mixed-precision op
+                if pg.dtype is not dtype and pg.dtype != dtype:  # mixed precision: the cast is new
                     pg = pg.astype(dtype)
-                old = grads.get(p)
-                grads[p] = pg if old is None else old + pg
-        # else: no gradient reached this node (e.g. it only fed indices)
-        if not retain_graph:  # free saved values now: node -> parents is the only edge
-            node._prev = ()
-            node._rule = RELEASED
-            node._ctx = rule  # only so repr can still name the op (a module-level function)
-    return grads, captured
+                    ours = True
+                old = get(p)
+                if old is None:
+                    grads[p] = pg
+                    if ours:
+                        own(p)
+                elif p in owned and type(old) is ndarray and old.shape == pg.shape:
+                    old += pg  # the pass's own array: accumulate in place (a 0-d result may be a scalar)
+                else:
+                    grads[p] = old + pg
+                    own(p)
+        if not retain_graph:
+            _release(node, rule)
+    return owned
+
+
+def _identical_count(g, parent_grads) -> int:
+    """How many of ``parent_grads`` are ``g`` itself (by identity: ``==`` would compare elements)."""
+    count = 0
+    for pg in parent_grads:
+        if pg is g:
+            count += 1
+    return count
+
+
+def _accumulate(grads: dict, prev, parent_grads) -> None:
+    """Add each parent's gradient into ``grads`` (cast to the parent's dtype)."""
+    for p, pg in zip(prev, parent_grads):
+        if pg is None or not p.requires_grad:
+            continue
+        dtype = p.data.dtype
+        if pg.dtype is not dtype and pg.dtype != dtype:  # mixed-precision op
+            pg = pg.astype(dtype)
+        old = grads.get(p)
+        grads[p] = pg if old is None else old + pg
+
+
+def _release(node: Tensor, rule) -> None:
+    """Free what ``node`` keeps for backward right after its rule ran (node -> parents is the only edge).
+
+    A later backward through it raises an error that names ``retain_graph``.
+    """
+    node._prev = ()
+    node._rule = RELEASED
+    node._ctx = rule  # only so repr can still name the op (a module-level function)
 
 
 def _refs_seen_by_callee(array) -> int:
@@ -248,21 +342,23 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
     if create_graph:
         retain_graph = True
         with enable_grad():
-            grads, _ = _reverse_pass((self,), (g,), True, True, None)
+            grads, _, owned = _reverse_pass((self,), (g,), True, True, None)
     else:
-        grads, _ = _reverse_pass((self,), (g,), retain_graph, False, None)
+        grads, _, owned = _reverse_pass((self,), (g,), retain_graph, False, None)
         del g
     for node in grads:
         if node._rule is not None:  # only released nodes are left besides leaves
             raise _released_error(node)
     while grads:
         leaf, g = grads.popitem()
+        mine = leaf in owned  # made by the pass, seen by nobody: it needs no copy
         if leaf._hooks is not None:  # hooks on a leaf run before accumulation, as in PyTorch
             g = run_hooks(leaf._hooks, g, leaf, create_graph)
+            mine = False  # a hook may have kept the array, or returned one of its own
         if create_graph:
             leaf.grad = _wrap_grad(g) if leaf.grad is None else leaf.grad + g
         elif leaf.grad is None:
-            leaf.grad = _as_gradient(g)
+            leaf.grad = constant(g) if mine else _as_gradient(g)
         else:
             current = leaf.grad.data
             if current.shape == g.shape and current.flags.writeable and current.dtype == g.dtype:
@@ -301,9 +397,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     wanted = set(inputs)
     if create_graph:
         with enable_grad():
-            grads, captured = _reverse_pass(outputs, roots, retain_graph, True, wanted)
+            grads, captured, _ = _reverse_pass(outputs, roots, retain_graph, True, wanted)
     else:
-        grads, captured = _reverse_pass(outputs, roots, retain_graph, False, wanted)
+        grads, captured, _ = _reverse_pass(outputs, roots, retain_graph, False, wanted)
     del roots
     for node in grads:
         if node._rule is not None and node not in wanted:

@@ -65,20 +65,52 @@ def array_module(array):
 # ---------------------------------------------------------------------------
 
 
-def rule(op: str, reads=(), twice: bool = True):
+#: ``gives`` values: what a rule's first-order gradients are (see :func:`rule`)
+NEW = "new"
+G_OR_NEW = "g or new"
+
+
+def rule(op: str, reads=(), twice: bool = True, gives=None):
     """Decorator naming an op's local rule and the values it reads.
 
     ``reads``: iterable of parent indices and/or ``'out'``;
-    ``twice``: False if the rule cannot run in ``create_graph`` mode.
+    ``twice``: False if the rule cannot run in ``create_graph`` mode;
+    ``gives``: what the first-order rule returns, so the backward pass knows
+    which gradients it alone holds (and may later overwrite, see
+    :func:`overwriting`):
+
+    * :data:`NEW` -- arrays the rule made, one per parent, kept nowhere else;
+    * :data:`G_OR_NEW` -- each one is either ``g`` itself or such a new array;
+    * ``None`` (default) -- anything, e.g. views of ``g``: nothing is overwritten.
     """
 
     def mark(fn):
         fn.op = op
         fn.reads = tuple(reads)
         fn.twice = twice
+        fn.gives = gives
+        fn.overwrite = None
         return fn
 
     return mark
+
+
+def overwriting(base_rule):
+    """Decorator registering a variant of ``base_rule`` that may write into ``g``.
+
+    The first-order backward pass calls the variant instead of ``base_rule``
+    when the incoming gradient ``g`` is an array that only the pass holds (made
+    by an earlier rule; never the user's ``gradient=``, never one a hook saw),
+    so the variant can work in ``g``'s memory like the in-place ``d *= mask``
+    of a hand-written backward.  Each gradient it returns is ``g`` itself or a
+    new array (as :data:`G_OR_NEW`).
+    """
+
+    def attach(fn):
+        base_rule.overwrite = fn
+        return fn
+
+    return attach
 
 
 def _released_rule(g, out, ins, node):  # pragma: no cover - never called
@@ -88,6 +120,8 @@ def _released_rule(g, out, ins, node):  # pragma: no cover - never called
 _released_rule.op = "released"
 _released_rule.reads = ()
 _released_rule.twice = True
+_released_rule.gives = None
+_released_rule.overwrite = None
 #: the rule of an interior node after ``backward()`` freed its graph
 RELEASED = _released_rule
 

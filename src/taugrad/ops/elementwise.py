@@ -15,12 +15,15 @@ import numpy as np
 
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import (
+    G_OR_NEW,
+    NEW,
     ComplexGradError,
     array_module,
     broadcast_error,
     constant,
     make,
     operand,
+    overwriting,
     quiet,
     rule,
 )
@@ -68,14 +71,14 @@ def _unary_data(op: str, fn, a: Tensor):
 # ---------------------------------------------------------------------------
 
 
-@rule("add")
+@rule("add", gives=G_OR_NEW)
 def add_backward(g, out, ins, node):
     """z = a + b:  dz/da = 1,  dz/db = 1."""
     a, b = ins
     return A.sum_to(g, a.shape), A.sum_to(g, b.shape)
 
 
-@rule("add")
+@rule("add", gives=G_OR_NEW)
 def add_scalar_backward(g, out, ins, node):
     """z = a + c (c a number):  dz/da = 1."""
     return (g,)
@@ -93,7 +96,7 @@ def add(a: Tensor, b) -> Tensor:
     return add(a, operand(b, a))
 
 
-@rule("sub")
+@rule("sub", gives=G_OR_NEW)
 def sub_backward(g, out, ins, node):
     """z = a - b:  dz/da = 1,  dz/db = -1."""
     a, b = ins
@@ -125,7 +128,7 @@ def rsub(a: Tensor, b) -> Tensor:
     return sub(operand(b, a), a)
 
 
-@rule("mul", reads=(0, 1))
+@rule("mul", reads=(0, 1), gives=NEW)
 def mul_backward(g, out, ins, node):
     """z = a * b:  dz/da = b,  dz/db = a."""
     a, b = ins
@@ -136,7 +139,7 @@ def mul_backward(g, out, ins, node):
     )
 
 
-@rule("mul")
+@rule("mul", gives=NEW)
 def mul_scalar_backward(g, out, ins, node):
     """z = a * c:  dz/da = c."""
     return (g * node._ctx,)
@@ -382,19 +385,32 @@ def sigmoid(a: Tensor) -> Tensor:
     return make(_unary_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
 
 
-def _relu_array(x):
-    return np.maximum(x, 0)
-
-
-@rule("relu", reads=(0,))
+@rule("relu", reads=("out",), gives=NEW)
 def relu_backward(g, out, ins, node):
-    """z = max(a, 0):  dz/da = 1 where a > 0, else 0 (and 1 at nan, as PyTorch)."""
-    return (g * ~(ins[0] <= 0),)
+    """z = max(a, 0):  dz/da = 1 where z > 0, else 0 (and 1 at nan, as PyTorch).
+
+    Read from the output, as PyTorch does: z <= 0 exactly where a <= 0, and
+    the output is the array the next layer's backward has just read (warm).
+    """
+    return (g * ~(out <= 0),)
+
+
+@overwriting(relu_backward)
+def relu_backward_in_place(g, out, ins, node):
+    """The same rule for a ``g`` the backward pass owns: mask it in place."""
+    keep = out <= 0
+    np.logical_not(keep, out=keep)  # keep where z > 0, and at nan (as PyTorch)
+    g *= keep
+    return (g,)
 
 
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise."""
-    return make(_unary_data("relu", _relu_array, a), (a,), relu_backward)
+    try:  # no errstate needed: maximum passes nan through without a warning
+        data = np.maximum(a.data, 0)
+    except TypeError:
+        raise TypeError(f"relu: not supported for a tensor of dtype {a.dtype}") from None
+    return make(data, (a,), relu_backward)
 
 
 @rule("gelu", reads=(0,))

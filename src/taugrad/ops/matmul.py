@@ -11,11 +11,11 @@ Everything else reduces to that case:
 from __future__ import annotations
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import make, operand, rule
+from taugrad.ops.core import G_OR_NEW, NEW, make, operand, rule
 from taugrad._tensor import Tensor
 
 
-@rule("matmul", reads=(0, 1))
+@rule("matmul", reads=(0, 1), gives=NEW)
 def matmul_backward(g, out, ins, node):
     """Z = A B:  dL/dA = G B^T,  dL/dB = A^T G  (with 1-D and batch cases)."""
     a, b = ins
@@ -63,7 +63,7 @@ def rmatmul(a: Tensor, b) -> Tensor:
     return matmul(operand(b, a), a)
 
 
-@rule("linear", reads=(0, 1))
+@rule("linear", reads=(0, 1), gives=G_OR_NEW)
 def linear_backward(g, out, ins, node):
     """Z = X W^T + b:  dL/dX = G W,  dL/dW = G^T X (batch axes flattened),  dL/db = G summed to b's shape."""
     x, w = ins[0], ins[1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import array_module, constant, make, normalize_dim, rule
+from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, rule
 from taugrad._tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -108,18 +108,17 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
     return t
 
 
-@rule("cross_entropy", reads=(0,))
+@rule("cross_entropy", reads=(0,), gives=NEW)
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
     The first-order path reuses the forward's exponentials; the create_graph
     path recomputes the softmax with Tensor ops.
     """
-    target, reduction, e, s = node._ctx
+    target, rows, reduction, e, s = node._ctx
     n = len(target)
-    scale = _reduction_grad(g, n, reduction)
-    rows = array_module(target).arange(n)
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
+        scale = _reduction_grad(g, n, reduction)
         x = ins[0]
         probs = (x - x.logsumexp(dim=1, keepdim=True)).exp()
         onehot = np.zeros(x.shape, dtype=x.dtype)
@@ -128,7 +127,12 @@ def cross_entropy_backward(g, out, ins, node):
         return ((probs - onehot) * weight,)
     grad = e / s  # softmax, a fresh array we may change in place
     grad[rows, target] -= 1
-    grad *= scale.reshape(n, 1) if reduction == "none" else scale
+    if reduction == "none":
+        grad *= g.reshape(n, 1)
+    elif reduction == "sum":
+        grad *= g
+    elif n:  # mean: g / n
+        grad *= g * (1.0 / n)
     return (grad,)
 
 
@@ -167,8 +171,9 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     shifted = _shift(x, 1)
     e = np.exp(shifted)
     s = e.sum(axis=1, keepdims=True)
-    losses = np.log(s[:, 0]) - shifted[np.arange(n), t]
-    return make(_reduce(losses, reduction), (logits,), cross_entropy_backward, (t, reduction, e, s))
+    rows = np.arange(n)
+    losses = np.log(s[:, 0]) - shifted[rows, t]
+    return make(_reduce(losses, reduction), (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
 
 
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
