@@ -23,10 +23,12 @@ def _check_reduction(reduction: str, op: str) -> None:
 
 
 def _reduce(losses, reduction: str):
-    if reduction == "mean":  # sum * (1/n): NumPy's mean() has a slow Python wrapper
-        return losses.sum() * (1.0 / losses.size) if losses.size else losses.sum() * np.nan
+    # add.reduce * (1/n): NumPy's mean() and sum() go through slower Python wrappers
+    if reduction == "mean":
+        total = array_module(losses).add.reduce(losses, axis=None)
+        return total * (1.0 / losses.size) if losses.size else total * np.nan
     if reduction == "sum":
-        return losses.sum()
+        return array_module(losses).add.reduce(losses, axis=None)
     return losses
 
 
@@ -46,9 +48,11 @@ def _shift(x, d: int):
     """``x`` minus its maximum along ``d`` (0 where that maximum is infinite), so exp(x) <= 1."""
     if x.size == 0:
         return x
-    m = x.max(axis=d, keepdims=True)
-    if not array_module(x).isfinite(m).all():
-        m[~array_module(x).isfinite(m)] = 0
+    xp = array_module(x)
+    m = xp.maximum.reduce(x, axis=d, keepdims=True)  # x.max() adds a Python wrapper
+    finite = xp.isfinite(m)
+    if not xp.logical_and.reduce(finite, axis=None):
+        m[~finite] = 0
     return x - m
 
 
@@ -100,11 +104,12 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
         raise ValueError(
             f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
         )
-    if t.size:
-        low, high = np.minimum.reduce(t, axis=None), np.maximum.reduce(t, axis=None)
-        if low < 0 or high >= classes:
-            bad = int(low) if low < 0 else int(high)
-            raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
+    # one pass for both bounds: seen as unsigned, a negative index is huge
+    as_unsigned = t if t.dtype.kind == "u" else t.view(f"u{t.dtype.itemsize}")
+    if t.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
+        low = np.minimum.reduce(t, axis=None)
+        bad = int(low) if low < 0 else int(np.maximum.reduce(t, axis=None))
+        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     return t
 
 
@@ -144,17 +149,19 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     (logits (C,), target 0-d) and extra dimensions (N, C, d1, ...) with targets
     (N, d1, ...) work too.  Stable for any finite logits.
     """
-    _check_reduction(reduction, "cross_entropy")
+    if reduction not in _REDUCTIONS:
+        _check_reduction(reduction, "cross_entropy")
     if not isinstance(logits, Tensor):
         logits = Tensor(logits)
-    shape = logits.shape
-    if logits.data.ndim == 0:
+    x = logits.data
+    shape = x.shape
+    if x.ndim == 0:
         raise ValueError("cross_entropy: logits need a class dimension, got a 0-d tensor")
-    if logits.data.ndim == 1:  # one sample
+    if x.ndim == 1:  # one sample
         t = _class_targets(target, 1, shape[0], shape, "cross_entropy")
         loss = cross_entropy(logits.reshape(1, shape[0]), t.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
-    if logits.data.ndim > 2:  # (N, C, d1, ...): classes last, then one row per position
+    if x.ndim > 2:  # (N, C, d1, ...): classes last, then one row per position
         t = target.data if isinstance(target, Tensor) else to_array(target)
         if t.shape != (shape[0],) + shape[2:]:
             raise ValueError(
@@ -165,15 +172,27 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
         return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
     n, classes = shape
     t = _class_targets(target, n, classes, shape, "cross_entropy")
-    x = logits.data
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
-    shifted = _shift(x, 1)
-    e = np.exp(shifted)
-    s = e.sum(axis=1, keepdims=True)
     rows = np.arange(n)
-    losses = np.log(s[:, 0]) - shifted[rows, t]
-    return make(_reduce(losses, reduction), (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+    # Shift each row by its maximum so exp cannot overflow.  A row whose maximum is
+    # +-inf or nan makes a non-finite loss; only then redo the rows with _shift,
+    # which shifts such rows by 0 (checking every maximum up front costs more).
+    shifted = x - np.maximum.reduce(x, axis=1, keepdims=True) if n and classes else x
+    e, s, losses = _row_losses(shifted, rows, t)
+    loss = _reduce(losses, reduction)
+    if not np.isfinite(loss if reduction != "none" else np.add.reduce(losses, axis=None)):
+        shifted = _shift(x, 1)
+        e, s, losses = _row_losses(shifted, rows, t)
+        loss = _reduce(losses, reduction)
+    return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+
+
+def _row_losses(shifted, rows, t):
+    """``exp(shifted)``, its row sums, and each row's ``logsumexp - picked logit`` (already shifted)."""
+    e = np.exp(shifted)
+    s = np.add.reduce(e, axis=1, keepdims=True)
+    return e, s, np.log(s[:, 0]) - shifted[rows, t]
 
 
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
