@@ -182,15 +182,24 @@ def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
             if node._clock != clock:  # some in-place op ran since the node was recorded
                 _check_versions(node)
             prev = node._prev
-            if mine and rule.overwrite is not None:
-                parent_grads = rule.overwrite(g, node.data, [p.data for p in prev], node)
-                gives = G_OR_NEW
+            # the parents' arrays; spelled out for one or two parents, the usual
+            # cases, because a list comprehension is a function call before 3.12
+            n_prev = len(prev)
+            if n_prev == 2:
+                ins = [prev[0].data, prev[1].data]
+            elif n_prev == 1:
+                ins = [prev[0].data]
             else:
-                parent_grads = rule(g, node.data, [p.data for p in prev], node)
+                ins = [p.data for p in prev]
+            if mine and rule.overwrite is not None:
+                parent_grads = rule.overwrite(g, node.data, ins, node)
+                new_is_ours = g_is_ours = True  # the variant returns g (once) or new arrays
+            else:
+                parent_grads = rule(g, node.data, ins, node)
                 gives = rule.gives
-            new_is_ours = gives is not None
-            # g itself stays ours if the rule hands it to one parent only
-            g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
+                new_is_ours = gives is not None
+                # g itself stays ours if the rule hands it to one parent only
+                g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
             for p, pg in zip(prev, parent_grads):
                 if pg is None or not p.requires_grad:
                     continue
@@ -209,8 +218,11 @@ def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
                 else:
                     grads[p] = old + pg
                     own(p)
-        if not retain_graph:
-            _release(node, rule)
+            del g, parent_grads, ins  # drop this node's arrays before the next rule allocates
+        if not retain_graph:  # as _release(), inlined: this loop is the hot path
+            node._prev = ()
+            node._rule = RELEASED
+            node._ctx = rule
     return owned
 
 
