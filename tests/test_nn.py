@@ -390,3 +390,26 @@ def test_init_functions():
         torch.nn.init.calculate_gain("leaky_relu", math.sqrt(5)))
     with pytest.raises(ValueError, match="at least 2 dimensions"):
         nn.init.kaiming_uniform_(Tensor(np.zeros(3)))
+
+
+def test_linear_weight_is_stored_column_by_column_and_so_is_its_gradient():
+    # PyTorch's (out, in) shape; the memory is an (in, out) row-major array, so
+    # x @ W.T multiplies two row-major arrays (what BLAS runs fastest)
+    layer = nn.Linear(5, 3, dtype="float64")
+    assert layer.weight.shape == (3, 5)
+    assert layer.weight.data.T.flags.c_contiguous
+    x = np.random.default_rng(0).standard_normal((4, 5))
+    (layer(taugrad.tensor(x)) ** 2).sum().backward()
+    assert layer.weight.grad.data.T.flags.c_contiguous  # same layout: the update runs contiguous
+    reference = torch.nn.Linear(5, 3).double()
+    with torch.no_grad():
+        reference.weight[...] = torch.tensor(layer.weight.data)
+        reference.bias[...] = torch.tensor(layer.bias.data)
+    (reference(torch.tensor(x)) ** 2).sum().backward()
+    np.testing.assert_allclose(layer.weight.grad.data, reference.weight.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.bias.grad.data, reference.bias.grad.numpy(), rtol=1e-12)
+    # a row-major weight (given by the user) gets a row-major gradient, with the same values
+    row_major = taugrad.tensor(np.ascontiguousarray(layer.weight.data), requires_grad=True)
+    (taugrad.functional.linear(taugrad.tensor(x), row_major, layer.bias.detach()) ** 2).sum().backward()
+    assert row_major.grad.data.flags.c_contiguous
+    np.testing.assert_allclose(row_major.grad.data, layer.weight.grad.data, rtol=1e-12)

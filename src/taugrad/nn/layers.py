@@ -14,7 +14,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 import numpy as np
 
 from taugrad.functional import dropout
-from taugrad.functional import linear as _linear
+from taugrad.ops.matmul import linear as _linear
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
 from taugrad._tensor import Tensor
@@ -67,7 +67,10 @@ class Linear(Module):
         super().__init__()
         self.in_features = _check_size(in_features, "in_features")
         self.out_features = _check_size(out_features, "out_features")
-        self.weight = _empty((self.out_features, self.in_features), dtype)
+        # Stored as the transpose of an (in, out) array: the shape is PyTorch's, but
+        # x @ W^T then multiplies two row-major arrays, the layout BLAS runs fastest
+        # (the transposed one costs ~12% more per product on OpenBLAS, see linear()).
+        self.weight = Parameter(_empty((self.in_features, self.out_features), dtype).data.T)
         if bias:
             self.bias = _empty((self.out_features,), dtype)
         else:
@@ -82,10 +85,13 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Tensor:
         x = _as_tensor(x)
-        if x.ndim == 0 or x.shape[-1] != self.in_features:
+        shape = x.data.shape
+        if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "
                              f"is {self.in_features}, got shape {tuple(x.shape)}")
-        return _linear(x, self.weight, self.bias)
+        # the registry directly: self.weight would first miss and go through Module.__getattr__
+        params = self._parameters
+        return _linear(x, params["weight"], params["bias"])
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"

@@ -10,9 +10,13 @@ Everything else reduces to that case:
 """
 from __future__ import annotations
 
+import numpy as np
+
 from taugrad.ops import anyarray as A
 from taugrad.ops.core import G_OR_NEW, NEW, make, operand, rule
 from taugrad._tensor import Tensor
+
+ndarray = np.ndarray
 
 
 @rule("matmul", reads=(0, 1), gives=NEW)
@@ -71,34 +75,45 @@ def linear_backward(g, out, ins, node):
     grad_x = g @ w if prev[0].requires_grad else None
     grad_w = None
     if prev[1].requires_grad:
-        g2 = g.reshape((-1, g.shape[-1]))
-        grad_w = g2.T @ x.reshape((-1, x.shape[-1]))
+        g2, x2 = (g, x) if x.ndim == 2 else (g.reshape((-1, g.shape[-1])), x.reshape((-1, x.shape[-1])))
+        # G^T X = (X^T G)^T: pick the one laid out like the weight (nn.Linear's is
+        # column-major), so the optimizer's update runs over contiguous memory
+        grad_w = (x2.T @ g2).T if _columns_contiguous(w) else g2.T @ x2
     if len(prev) == 2:
         return grad_x, grad_w
-    return grad_x, grad_w, (A.sum_to(g, prev[2].shape) if prev[2].requires_grad else None)
+    return grad_x, grad_w, (A.sum_to(g, ins[2].shape) if prev[2].requires_grad else None)
+
+
+def _columns_contiguous(w) -> bool:
+    """True for a matrix stored column by column, as ``nn.Linear`` stores its weight."""
+    return type(w) is ndarray and w.strides[0] < w.strides[1]
 
 
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     """``x @ weight.T + bias`` as one op; ``weight`` has shape (out_features, in_features).
 
     One node instead of two, and the bias is added in place into the fresh
-    product (the speed of a hand-written NumPy layer).
+    product (the speed of a hand-written NumPy layer).  ``nn.Linear`` stores
+    its weight column by column, so ``weight.T`` is row-major and the product
+    runs on the layout BLAS is fastest with.
     """
     if not isinstance(weight, Tensor):
         weight = operand(weight, x)
-    if weight.ndim != 2 or x.ndim == 0 or x.shape[-1] != weight.shape[1]:
+    xd, wd = x.data, weight.data
+    if wd.ndim != 2 or xd.ndim == 0 or xd.shape[-1] != wd.shape[1]:
         raise ValueError(f"linear: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(the input's last dimension must equal weight.shape[1])")
-    data = x.data @ weight.data.T
+    data = xd @ wd.T
     if bias is None:
         return make(data, (x, weight), linear_backward)
     if not isinstance(bias, Tensor):
         bias = operand(bias, x)
-    if bias.shape not in ((weight.shape[0],), ()):
+    bd = bias.data
+    if bd.shape != (wd.shape[0],) and bd.shape != ():
         raise ValueError(f"linear: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
-                         f"(expected ({weight.shape[0]},))")
-    if data.dtype == bias.dtype:
-        data += bias.data  # ``data`` is a fresh array nobody else sees
+                         f"(expected ({wd.shape[0]},))")
+    if data.dtype == bd.dtype:
+        data += bd  # ``data`` is a fresh array nobody else sees
     else:
-        data = data + bias.data
+        data = data + bd
     return make(data, (x, weight, bias), linear_backward)
