@@ -130,14 +130,14 @@ def cross_entropy_backward(g, out, ins, node):
         onehot[rows, target] = 1
         weight = scale.reshape((n, 1)) if reduction == "none" else scale
         return ((probs - onehot) * weight,)
-    grad = e / s  # softmax, a fresh array we may change in place
-    grad[rows, target] -= 1
+    # (softmax - onehot) * scale, as e * (scale / s) - scale at the targets: one
+    # pass over the logits' shape instead of three
     if reduction == "none":
-        grad *= g.reshape(n, 1)
-    elif reduction == "sum":
-        grad *= g
-    elif n:  # mean: g / n
-        grad *= g * (1.0 / n)
+        scale = g.reshape(n, 1)
+    else:
+        scale = g * (1.0 / n) if reduction == "mean" and n else g
+    grad = e * (scale / s)
+    grad[rows, target] -= scale[:, 0] if reduction == "none" else scale
     return (grad,)
 
 
