@@ -148,3 +148,10 @@ def test_leaf_gradient_kept_by_a_hook_is_not_the_accumulating_grad():
     ((tx @ tw).relu() ** 2).sum().backward()
     ((tx @ tw).relu() ** 2).sum().backward()
     _close(w.grad, tw.grad)
+
+
+def test_in_place_relu_rule_on_a_zero_dimensional_gradient():
+    (x, tx) = _pair((3,), 16)
+    ((x.sum().relu() * 2.0).relu() * 3.0).backward()  # 0-d gradients, owned after the first mul
+    ((tx.sum().relu() * 2.0).relu() * 3.0).backward()
+    _close(x.grad, tx.grad)
