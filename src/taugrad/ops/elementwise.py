@@ -103,7 +103,7 @@ def sub_backward(g, out, ins, node):
     return A.sum_to(g, a.shape), (A.sum_to(-g, b.shape) if node._prev[1].requires_grad else None)
 
 
-@rule("rsub")
+@rule("rsub", gives=NEW)
 def rsub_scalar_backward(g, out, ins, node):
     """z = c - a:  dz/da = -1."""
     return (-g,)
@@ -157,7 +157,7 @@ def mul(a: Tensor, b) -> Tensor:
     return mul(a, operand(b, a))
 
 
-@rule("div", reads=(0, 1))
+@rule("div", reads=(0, 1), gives=NEW)
 def div_backward(g, out, ins, node):
     """z = a / b:  dz/da = 1/b,  dz/db = -a/b^2."""
     a, b = ins
@@ -168,13 +168,13 @@ def div_backward(g, out, ins, node):
     )
 
 
-@rule("div")
+@rule("div", gives=NEW)
 def div_scalar_backward(g, out, ins, node):
     """z = a / c:  dz/da = 1/c."""
     return (g / node._ctx,)
 
 
-@rule("rdiv", reads=(0,))
+@rule("rdiv", reads=(0,), gives=NEW)
 def rdiv_scalar_backward(g, out, ins, node):
     """z = c / a:  dz/da = -c/a^2."""
     (a,) = ins
@@ -202,7 +202,7 @@ def rdiv(a: Tensor, b) -> Tensor:
     return div(operand(b, a), a)
 
 
-@rule("pow", reads=(0, 1, "out"))
+@rule("pow", reads=(0, 1, "out"), gives=NEW)
 def pow_backward(g, out, ins, node):
     """z = a ** b:  dz/da = b a^(b-1),  dz/db = a^b log(a)  (0 where a = 0 and b >= 0, as PyTorch)."""
     a, b = ins
@@ -216,7 +216,7 @@ def pow_backward(g, out, ins, node):
     return grad_a, grad_b
 
 
-@rule("pow", reads=(0, "out"))
+@rule("pow", reads=(0, "out"), gives=G_OR_NEW)
 def pow_scalar_backward(g, out, ins, node):
     """z = a ** c:  dz/da = c a^(c-1)."""
     (a,) = ins
@@ -232,7 +232,7 @@ def pow_scalar_backward(g, out, ins, node):
     return (g * (c * a ** (c - 1)),)
 
 
-@rule("rpow", reads=("out",))
+@rule("rpow", reads=("out",), gives=NEW)
 def rpow_scalar_backward(g, out, ins, node):
     """z = c ** a:  dz/da = c^a log(c)."""
     c = node._ctx
@@ -270,7 +270,7 @@ def rpow(a: Tensor, b) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-@rule("neg")
+@rule("neg", gives=NEW)
 def neg_backward(g, out, ins, node):
     """z = -a:  dz/da = -1."""
     return (-g,)
@@ -281,7 +281,7 @@ def neg(a: Tensor) -> Tensor:
     return make(_unary_data("neg", np.negative, a), (a,), neg_backward)
 
 
-@rule("exp", reads=("out",))
+@rule("exp", reads=("out",), gives=NEW)
 def exp_backward(g, out, ins, node):
     """z = exp(a):  dz/da = exp(a) = z."""
     return (g * out,)
@@ -292,7 +292,7 @@ def exp(a: Tensor) -> Tensor:
     return make(_unary_data("exp", np.exp, a), (a,), exp_backward)
 
 
-@rule("log", reads=(0,))
+@rule("log", reads=(0,), gives=NEW)
 def log_backward(g, out, ins, node):
     """z = log(a):  dz/da = 1/a."""
     return (g / ins[0],)
@@ -303,7 +303,7 @@ def log(a: Tensor) -> Tensor:
     return make(_unary_data("log", np.log, a), (a,), log_backward)
 
 
-@rule("log1p", reads=(0,))
+@rule("log1p", reads=(0,), gives=NEW)
 def log1p_backward(g, out, ins, node):
     """z = log(1 + a):  dz/da = 1/(1 + a)."""
     return (g / (1.0 + ins[0]),)
@@ -314,7 +314,7 @@ def log1p(a: Tensor) -> Tensor:
     return make(_unary_data("log1p", np.log1p, a), (a,), log1p_backward)
 
 
-@rule("sqrt", reads=("out",))
+@rule("sqrt", reads=("out",), gives=NEW)
 def sqrt_backward(g, out, ins, node):
     """z = sqrt(a):  dz/da = 1/(2 sqrt(a)) = 1/(2z)."""
     return (g / (2.0 * out),)
@@ -325,7 +325,7 @@ def sqrt(a: Tensor) -> Tensor:
     return make(_unary_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
 
 
-@rule("sin", reads=(0,))
+@rule("sin", reads=(0,), gives=NEW)
 def sin_backward(g, out, ins, node):
     """z = sin(a):  dz/da = cos(a)."""
     a = ins[0]
@@ -336,7 +336,7 @@ def sin(a: Tensor) -> Tensor:
     return make(_unary_data("sin", np.sin, a), (a,), sin_backward)
 
 
-@rule("cos", reads=(0,))
+@rule("cos", reads=(0,), gives=NEW)
 def cos_backward(g, out, ins, node):
     """z = cos(a):  dz/da = -sin(a)."""
     a = ins[0]
@@ -347,7 +347,7 @@ def cos(a: Tensor) -> Tensor:
     return make(_unary_data("cos", np.cos, a), (a,), cos_backward)
 
 
-@rule("abs", reads=(0,))
+@rule("abs", reads=(0,), gives=NEW)
 def abs_backward(g, out, ins, node):
     """z = |a|:  dz/da = sign(a)  (0 at a = 0, as PyTorch)."""
     return (g * A.sign(ins[0]),)
@@ -363,7 +363,7 @@ def sign(a: Tensor) -> Tensor:
     return constant(_unary_data("sign", np.sign, a))
 
 
-@rule("tanh", reads=("out",))
+@rule("tanh", reads=("out",), gives=NEW)
 def tanh_backward(g, out, ins, node):
     """z = tanh(a):  dz/da = 1 - z^2."""
     return (g * (1.0 - out * out),)
@@ -374,7 +374,7 @@ def tanh(a: Tensor) -> Tensor:
     return make(_unary_data("tanh", np.tanh, a), (a,), tanh_backward)
 
 
-@rule("sigmoid", reads=("out",))
+@rule("sigmoid", reads=("out",), gives=NEW)
 def sigmoid_backward(g, out, ins, node):
     """z = 1/(1 + exp(-a)):  dz/da = z (1 - z)."""
     return (g * (out * (1.0 - out)),)
@@ -413,7 +413,7 @@ def relu(a: Tensor) -> Tensor:
     return make(data, (a,), relu_backward)
 
 
-@rule("gelu", reads=(0,))
+@rule("gelu", reads=(0,), gives=NEW)
 def gelu_backward(g, out, ins, node):
     """Exact:  z = a Phi(a)  =>  dz/da = Phi(a) + a phi(a)  (Phi, phi: normal cdf, pdf).
 
@@ -445,7 +445,7 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     return make(data, (a,), gelu_backward, approximate)
 
 
-@rule("erf", reads=(0,))
+@rule("erf", reads=(0,), gives=NEW)
 def erf_backward(g, out, ins, node):
     """z = erf(a):  dz/da = 2/sqrt(pi) exp(-a^2)."""
     a = ins[0]
@@ -462,7 +462,7 @@ def erf(a: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-@rule("maximum", reads=(0, 1))
+@rule("maximum", reads=(0, 1), gives=NEW)
 def maximum_backward(g, out, ins, node):
     """z = max(a, b): the gradient goes to the larger input, half to each on ties (PyTorch)."""
     a, b = ins
@@ -479,7 +479,7 @@ def maximum(a, b) -> Tensor:
     return make(_binary_data("maximum", np.maximum, a, b), (a, b), maximum_backward)
 
 
-@rule("minimum", reads=(0, 1))
+@rule("minimum", reads=(0, 1), gives=NEW)
 def minimum_backward(g, out, ins, node):
     """z = min(a, b): the gradient goes to the smaller input, half to each on ties (PyTorch)."""
     a, b = ins
@@ -496,7 +496,7 @@ def minimum(a, b) -> Tensor:
     return make(_binary_data("minimum", np.minimum, a, b), (a, b), minimum_backward)
 
 
-@rule("clip", reads=(0,))
+@rule("clip", reads=(0,), gives=NEW)
 def clip_backward(g, out, ins, node):
     """z = clip(a, lo, hi):  dz/da = 1 where lo <= a <= hi, else 0."""
     (a,) = ins
@@ -573,7 +573,7 @@ def where(condition, x, y) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-@rule("astype")
+@rule("astype", gives=NEW)
 def astype_backward(g, out, ins, node):
     """z = a converted to another float dtype:  dz/da = 1 (converted back)."""
     return (g.astype(ins[0].dtype),)
@@ -594,7 +594,7 @@ def astype(a: Tensor, dtype) -> Tensor:
     return make(data, (a,), astype_backward)
 
 
-@rule("clone")
+@rule("clone", gives=G_OR_NEW)
 def clone_backward(g, out, ins, node):
     """z = copy of a:  dz/da = 1."""
     return (g,)

@@ -56,7 +56,7 @@ def _shift(x, d: int):
     return x - m
 
 
-@rule("softmax", reads=("out",))
+@rule("softmax", reads=("out",), gives=NEW)
 def softmax_backward(g, out, ins, node):
     """p = softmax(a):  grad_a = p * (g - sum(g * p))   (sum along the softmax dim)."""
     d = node._ctx
@@ -70,7 +70,7 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
     return make(e / e.sum(axis=d, keepdims=True), (x,), softmax_backward, d)
 
 
-@rule("log_softmax", reads=("out",))
+@rule("log_softmax", reads=("out",), gives=NEW)
 def log_softmax_backward(g, out, ins, node):
     """z = a - logsumexp(a):  grad_a = g - softmax(a) * sum(g)  with softmax(a) = exp(z)."""
     d = node._ctx
@@ -218,7 +218,7 @@ def _same_shape(a: Tensor, b: Tensor, op: str) -> None:
         raise ValueError(f"{op}: input shape {a.shape} and target shape {b.shape} differ")
 
 
-@rule("mse_loss", reads=(0, 1))
+@rule("mse_loss", reads=(0, 1), gives=NEW)
 def mse_loss_backward(g, out, ins, node):
     """loss = mean((x - y)^2):  d/dx = 2 (x - y) / n,  d/dy = -2 (x - y) / n."""
     x, y = ins
@@ -236,7 +236,7 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     return make(_reduce(d * d, reduction), (input, target), mse_loss_backward, reduction)
 
 
-@rule("binary_cross_entropy_with_logits", reads=(0, 1))
+@rule("binary_cross_entropy_with_logits", reads=(0, 1), gives=NEW)
 def bce_with_logits_backward(g, out, ins, node):
     """loss = max(x, 0) - x y + log(1 + exp(-|x|)):  d/dx = sigmoid(x) - y,  d/dy = -x."""
     x, y = ins
