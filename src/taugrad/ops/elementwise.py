@@ -398,8 +398,11 @@ def relu_backward(g, out, ins, node):
 @overwriting(relu_backward)
 def relu_backward_in_place(g, out, ins, node):
     """The same rule for a ``g`` the backward pass owns: mask it in place."""
-    keep = np.less_equal(out, 0, out=np.empty(out.shape, dtype=bool))  # an array even when 0-d
-    np.logical_not(keep, out=keep)  # keep where z > 0, and at nan (as PyTorch)
+    keep = out <= 0
+    if type(keep) is np.ndarray:
+        np.logical_not(keep, out=keep)  # keep where z > 0, and at nan (as PyTorch)
+    else:  # a 0-d comparison gives a NumPy scalar: nothing to write into
+        keep = not keep
     g *= keep
     return (g,)
 
