@@ -15,8 +15,12 @@ arrays bring:
   error that says ``retain_graph``.
 * A node whose inputs were changed in place after it was recorded raises
   instead of computing a wrong gradient (version check, :mod:`taugrad.ops.core`).
-* A leaf's gradient array is stored as is when nothing else can see it (the
-  pass made it and holds the only reference), otherwise copied: ``.grad`` never
+* The first-order pass knows which gradient arrays it alone holds: each rule
+  declares whether it returns new arrays (``gives``, :func:`taugrad.ops.core.rule`).
+  Those it may overwrite -- ReLU masks its gradient in place, as a hand-written
+  backward does -- or add to in place, and a leaf takes one as its ``.grad``
+  without a copy.  Anything else (the user's ``gradient=``, an array a hook
+  saw, a view) is copied, found by its reference count: ``.grad`` never
   aliases another tensor's gradient, the user's ``gradient=`` or a view.
 """
 from __future__ import annotations
