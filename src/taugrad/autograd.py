@@ -40,27 +40,23 @@ def topological_order(roots: Iterable[N]) -> List[N]:
     """
     order: List[N] = []
     visited = set()
-    mark = visited.add
     append = order.append
     for root in roots:
         if not root._prev or root in visited:
             continue
-        mark(root)
-        # two parallel stacks -- the path being walked and, for each node on it,
-        # an iterator over the parents still to visit -- rather than a stack of
-        # (node, iterator) pairs: no tuple to build and unpack at every step
-        path = [root]
-        pending = [iter(root._prev)]
-        while pending:
-            for parent in pending[-1]:
+        visited.add(root)
+        stack = [(root, iter(root._prev))]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node, parents = stack[-1]
+            for parent in parents:
                 if parent._prev and parent not in visited:
-                    mark(parent)
-                    path.append(parent)
-                    pending.append(iter(parent._prev))
+                    visited.add(parent)
+                    push((parent, iter(parent._prev)))
                     break
             else:  # every parent is placed: the node can follow them
-                pending.pop()
-                append(path.pop())
+                pop()
+                append(node)
     return order
 
 
