@@ -155,3 +155,15 @@ def test_in_place_relu_rule_on_a_zero_dimensional_gradient():
     ((x.sum().relu() * 2.0).relu() * 3.0).backward()  # 0-d gradients, owned after the first mul
     ((tx.sum().relu() * 2.0).relu() * 3.0).backward()
     _close(x.grad, tx.grad)
+
+
+def test_retain_graph_backward_twice_through_in_place_rules():
+    (x, tx), (w1, tw1), (w2, tw2) = _pair((4, 3), 17), _pair((3, 5), 18), _pair((5, 2), 19)
+    loss = (((x @ w1).relu() @ w2).relu() ** 2).sum()
+    tloss = (((tx @ tw1).relu() @ tw2).relu() ** 2).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()  # the saved values were only read, never overwritten, by the first pass
+    tloss.backward(retain_graph=True)
+    tloss.backward()
+    for ours, theirs in ((x, tx), (w1, tw1), (w2, tw2)):
+        _close(ours.grad, theirs.grad)
