@@ -93,6 +93,21 @@ def test_cross_entropy_accepts_integer_tensor_targets():
     np.testing.assert_allclose(a, b, rtol=0)
 
 
+@pytest.mark.parametrize("dtype", ["<i8", ">i8", "<i4", ">i2", "u1", ">u4"])
+def test_cross_entropy_target_bounds_for_every_integer_dtype(dtype):
+    logits = Tensor(np.random.default_rng(5).standard_normal((3, 10)))
+    good = np.array([1, 2, 9], dtype=dtype)
+    expected = F.cross_entropy(logits, good.astype(np.int64)).data
+    np.testing.assert_allclose(F.cross_entropy(logits, good).data, expected, rtol=0)
+    too_big = np.array([1, 10, 2], dtype=dtype)
+    with pytest.raises(ValueError, match="target 10 is out of range for 10 classes"):
+        F.cross_entropy(logits, too_big)
+    if np.dtype(dtype).kind == "i":
+        negative = np.array([1, -1, 2], dtype=dtype)
+        with pytest.raises(ValueError, match="target -1 is out of range for 10 classes"):
+            F.cross_entropy(logits, negative)
+
+
 def test_float32_logits_give_a_float32_loss():
     logits = Tensor(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
     loss = F.cross_entropy(logits, np.array([0, 1, 2, 1]))

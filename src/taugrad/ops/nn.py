@@ -104,8 +104,9 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
         raise ValueError(
             f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
         )
-    # one pass for both bounds: seen as unsigned, a negative index is huge
-    as_unsigned = t if t.dtype.kind == "u" else t.view(f"u{t.dtype.itemsize}")
+    # one pass for both bounds: seen as unsigned (same size and byte order), a
+    # negative index is huge
+    as_unsigned = t if t.dtype.kind == "u" else t.view(t.dtype.str.replace("i", "u"))
     if t.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
         low = np.minimum.reduce(t, axis=None)
         bad = int(low) if low < 0 else int(np.maximum.reduce(t, axis=None))
