@@ -222,7 +222,6 @@ def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
                 else:
                     grads[p] = old + pg
                     own(p)
-            del g, parent_grads, ins  # drop this node's arrays before the next rule allocates
         if not retain_graph:  # as _release(), inlined: this loop is the hot path
             node._prev = ()
             node._rule = RELEASED
