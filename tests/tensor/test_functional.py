@@ -108,6 +108,21 @@ def test_cross_entropy_target_bounds_for_every_integer_dtype(dtype):
             F.cross_entropy(logits, negative)
 
 
+def test_cross_entropy_with_infinite_or_nan_logits_is_silent_and_matches_torch():
+    import warnings
+
+    import torch
+
+    logits = np.array([[1.0, np.inf, 0.0], [-np.inf, -np.inf, -np.inf], [np.nan, 1.0, 2.0], [1.0, 2.0, -np.inf]])
+    target = np.array([1, 0, 2, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PyTorch does not warn either
+        ours = F.cross_entropy(Tensor(logits), target, reduction="none").data
+    theirs = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target), reduction="none").numpy()
+    np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
+    np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-12)
+
+
 def test_float32_logits_give_a_float32_loss():
     logits = Tensor(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
     loss = F.cross_entropy(logits, np.array([0, 1, 2, 1]))

@@ -389,21 +389,17 @@ def sigmoid(a: Tensor) -> Tensor:
 def relu_backward(g, out, ins, node):
     """z = max(a, 0):  dz/da = 1 where z > 0, else 0 (and 1 at nan, as PyTorch).
 
-    Read from the output, as PyTorch does: z <= 0 exactly where a <= 0, and
-    the output is the array the next layer's backward has just read (warm).
+    Read from the output, as PyTorch does, and the array the next layer's
+    backward has just read (warm).  z is never negative, so "z > 0 or nan" is
+    simply z != 0: one comparison.
     """
-    return (g * ~(out <= 0),)
+    return (g * (out != 0),)
 
 
 @overwriting(relu_backward)
 def relu_backward_in_place(g, out, ins, node):
     """The same rule for a ``g`` the backward pass owns: mask it in place."""
-    keep = out <= 0
-    if type(keep) is np.ndarray:
-        np.logical_not(keep, out=keep)  # keep where z > 0, and at nan (as PyTorch)
-    else:  # a 0-d comparison gives a NumPy scalar: nothing to write into
-        keep = not keep
-    g *= keep
+    g *= out != 0
     return (g,)
 
 

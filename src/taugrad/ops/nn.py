@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, rule
+from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, quiet, rule
 from taugrad._tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -175,25 +175,13 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     t = _class_targets(target, n, classes, shape, "cross_entropy")
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
-    rows = np.arange(n)
-    # Shift each row by its maximum so exp cannot overflow.  A row whose maximum is
-    # +-inf or nan makes a non-finite loss; only then redo the rows with _shift,
-    # which shifts such rows by 0 (checking every maximum up front costs more).
-    shifted = x - np.maximum.reduce(x, axis=1, keepdims=True) if n and classes else x
-    e, s, losses = _row_losses(shifted, rows, t)
-    loss = _reduce(losses, reduction)
-    if not np.isfinite(loss if reduction != "none" else np.add.reduce(losses, axis=None)):
-        shifted = _shift(x, 1)
-        e, s, losses = _row_losses(shifted, rows, t)
-        loss = _reduce(losses, reduction)
-    return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
-
-
-def _row_losses(shifted, rows, t):
-    """``exp(shifted)``, its row sums, and each row's ``logsumexp - picked logit`` (already shifted)."""
+    shifted = _shift(x, 1)
     e = np.exp(shifted)
     s = np.add.reduce(e, axis=1, keepdims=True)
-    return e, s, np.log(s[:, 0]) - shifted[rows, t]
+    rows = np.arange(n)
+    with quiet():  # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch)
+        losses = np.log(s[:, 0]) - shifted[rows, t]
+    return make(_reduce(losses, reduction), (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
 
 
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
