@@ -123,8 +123,8 @@ def cross_entropy_backward(g, out, ins, node):
     """
     target, rows, reduction, e, s = node._ctx
     n = len(target)
+    scale = _reduction_grad(g, n, reduction)
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
-        scale = _reduction_grad(g, n, reduction)
         x = ins[0]
         probs = (x - x.logsumexp(dim=1, keepdim=True)).exp()
         onehot = np.zeros(x.shape, dtype=x.dtype)
@@ -133,12 +133,9 @@ def cross_entropy_backward(g, out, ins, node):
         return ((probs - onehot) * weight,)
     # (softmax - onehot) * scale, as e * (scale / s) - scale at the targets: one
     # pass over the logits' shape instead of three
-    if reduction == "none":
-        scale = g.reshape(n, 1)
-    else:
-        scale = g * (1.0 / n) if reduction == "mean" and n else g
-    grad = e * (scale / s)
-    grad[rows, target] -= scale[:, 0] if reduction == "none" else scale
+    weight = scale.reshape(n, 1) if reduction == "none" else scale
+    grad = e * (weight / s)
+    grad[rows, target] -= scale
     return (grad,)
 
 
