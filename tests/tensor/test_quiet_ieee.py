@@ -43,3 +43,19 @@ def same_specials_and_close(ours, theirs):
     assert np.array_equal(np.isnan(ours), np.isnan(theirs))
     assert np.array_equal(np.isinf(ours), np.isinf(theirs))
     np.testing.assert_allclose(ours, theirs, rtol=1e-14, atol=0)
+
+
+def test_quiet_keeps_the_callers_other_settings_and_restores_them():
+    from taugrad.ops.core import quiet
+
+    with np.errstate(under="raise", divide="warn"):
+        before = np.geterr()
+        for _ in range(2):  # the second entry reuses the cached silent settings
+            with quiet():
+                inside = np.geterr()
+                with quiet():  # nested
+                    assert np.geterr() == inside
+                assert np.geterr() == inside
+            assert np.geterr() == before
+    assert inside == {**before, "divide": "ignore", "invalid": "ignore", "over": "ignore"}
+    assert inside["under"] == "raise"
