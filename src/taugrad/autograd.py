@@ -35,28 +35,30 @@ def topological_order(roots: Iterable[N]) -> List[N]:
 
     Leaves (nodes whose ``_prev`` is empty) are left out: they have no local rule
     to run, they only receive gradient.  The walk is a depth-first post-order with
-    an explicit stack of ``(node, iterator over its parents)`` pairs, so its depth
+    explicit stacks (the current path and an iterator over each node's parents), so its depth
     is bounded by memory, not by ``sys.getrecursionlimit()``.
     """
     order: List[N] = []
     visited = set()
-    append = order.append
+    append, visit = order.append, visited.add
     for root in roots:
         if not root._prev or root in visited:
             continue
-        visited.add(root)
-        stack = [(root, iter(root._prev))]
-        push, pop = stack.append, stack.pop
-        while stack:
-            node, parents = stack[-1]
-            for parent in parents:
+        visit(root)
+        # two parallel stacks: the path from the root, and for each node on it
+        # an iterator over the parents not yet looked at (two stacks rather than
+        # one of pairs: no tuple to build and unpack per step)
+        path, pending = [root], [iter(root._prev)]
+        while pending:
+            for parent in pending[-1]:
                 if parent._prev and parent not in visited:
-                    visited.add(parent)
-                    push((parent, iter(parent._prev)))
+                    visit(parent)
+                    path.append(parent)
+                    pending.append(iter(parent._prev))
                     break
             else:  # every parent is placed: the node can follow them
-                pop()
-                append(node)
+                pending.pop()
+                append(path.pop())
     return order
 
 
