@@ -123,6 +123,38 @@ def test_cross_entropy_with_infinite_or_nan_logits_is_silent_and_matches_torch()
     np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-12)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("special", [
+    [1.0, 0.0, np.inf],  # an infinite maximum at the target: the optimistic shift gives nan, the checked one runs
+    [-np.inf, -np.inf, -np.inf],  # maximum -inf
+    [np.nan, 1.0, 2.0],  # nan logit
+    [1.0, 2.0, -np.inf],  # finite maximum, target at -inf: an infinite loss
+    [1e4, -1e4, 0.0],  # finite and large: the optimistic path's answer stands
+])
+def test_cross_entropy_reduced_with_special_logits_matches_torch_values_and_gradients(reduction, special):
+    import warnings
+
+    import torch
+
+    logits = np.array([[0.5, -1.0, 2.0], special, [3.0, 1.0, -2.0]])
+    target = np.array([0, 2, 1])
+    x = Tensor(logits.copy(), requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # PyTorch does not warn either
+        loss = F.cross_entropy(x, target, reduction=reduction)
+        loss.backward()
+    tx = torch.tensor(logits, requires_grad=True)
+    theirs = torch.nn.functional.cross_entropy(tx, torch.tensor(target), reduction=reduction)
+    theirs.backward()
+    np.testing.assert_allclose(loss.data, theirs.detach().numpy(), rtol=1e-12, equal_nan=True)
+    ours, expected = x.grad.data, tx.grad.numpy()
+    nan_rows = np.isnan(expected).any(axis=1)
+    np.testing.assert_allclose(ours[~nan_rows], expected[~nan_rows], rtol=1e-12, atol=1e-15)
+    # PyTorch fills a row with nan where it has an infinite maximum; ours has nan where
+    # softmax is inf/inf and the exact 0 elsewhere: both say the row has no gradient
+    assert np.isnan(ours[nan_rows]).any(axis=1).all()
+
+
 def test_float32_logits_give_a_float32_loss():
     logits = Tensor(np.random.default_rng(5).standard_normal((4, 3)).astype(np.float32), requires_grad=True)
     loss = F.cross_entropy(logits, np.array([0, 1, 2, 1]))

@@ -8,6 +8,8 @@ Tensor ops so the gradient stays differentiable.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from taugrad.ops import anyarray as A
@@ -139,6 +141,21 @@ def cross_entropy_backward(g, out, ins, node):
     return (grad,)
 
 
+_ROWS = {}
+
+
+def _row_indices(n: int):
+    """``arange(n)``, read-only and cached: cross_entropy picks one element per row every step."""
+    rows = _ROWS.get(n)
+    if rows is None:
+        rows = np.arange(n)
+        rows.flags.writeable = False
+        if len(_ROWS) >= 64:
+            _ROWS.clear()
+        _ROWS[n] = rows
+    return rows
+
+
 def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of ``logits`` (N, C) against integer classes ``target`` (N,).
 
@@ -172,13 +189,28 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     t = _class_targets(target, n, classes, shape, "cross_entropy")
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
-    shifted = _shift(x, 1)
+    rows = _row_indices(n)
+    with quiet():  # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch)
+        if reduction != "none" and n:
+            # Optimistic: shift by the row maxima without checking them.  If the
+            # loss is finite, every maximum was (an infinite or nan one turns its
+            # row's sum into nan), and the result is the checked one's.
+            shifted = x - np.maximum.reduce(x, axis=1, keepdims=True)
+            e, s, losses = _softmax_terms(shifted, rows, t)
+            loss = _reduce(losses, reduction)
+            if math.isfinite(loss):
+                return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+        shifted = _shift(x, 1)  # infinite maxima replaced by 0, so finite logits stay finite
+        e, s, losses = _softmax_terms(shifted, rows, t)
+        loss = _reduce(losses, reduction)
+    return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+
+
+def _softmax_terms(shifted, rows, t):
+    """exp(shifted), its row sums, and the per-row losses log(sum) - shifted[target]."""
     e = np.exp(shifted)
     s = np.add.reduce(e, axis=1, keepdims=True)
-    rows = np.arange(n)
-    with quiet():  # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch)
-        losses = np.log(s[:, 0]) - shifted[rows, t]
-    return make(_reduce(losses, reduction), (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+    return e, s, np.log(s[:, 0]) - shifted[rows, t]
 
 
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
