@@ -123,8 +123,9 @@ def cross_entropy_backward(g, out, ins, node):
     The first-order path reuses the forward's exponentials; the create_graph
     path recomputes the softmax with Tensor ops.
     """
-    target, rows, reduction, e, s = node._ctx
+    target, reduction, e, s = node._ctx
     n = len(target)
+    rows = _row_indices(n)  # from the cache, not the graph: a graph holds only what it owns
     scale = _reduction_grad(g, n, reduction)
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
@@ -199,11 +200,11 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
             e, s, losses = _softmax_terms(shifted, rows, t)
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):
-                return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+                return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
         shifted = _shift(x, 1)  # infinite maxima replaced by 0, so finite logits stay finite
         e, s, losses = _softmax_terms(shifted, rows, t)
         loss = _reduce(losses, reduction)
-    return make(loss, (logits,), cross_entropy_backward, (t, rows, reduction, e, s))
+    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
 
 
 def _softmax_terms(shifted, rows, t):
