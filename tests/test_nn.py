@@ -413,3 +413,101 @@ def test_linear_weight_is_stored_column_by_column_and_so_is_its_gradient():
     (taugrad.functional.linear(taugrad.tensor(x), row_major, layer.bias.detach()) ** 2).sum().backward()
     assert row_major.grad.data.flags.c_contiguous
     np.testing.assert_allclose(row_major.grad.data, layer.weight.grad.data, rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# Sequential runs "Linear, ReLU" as one fused op (ops.matmul.linear_relu)
+# ---------------------------------------------------------------------------
+
+
+def _op_names(root):
+    from taugrad.autograd import topological_order
+
+    return [node._rule.op for node in topological_order([root])]
+
+
+def _mlp64(seed=0):
+    taugrad.manual_seed(seed)
+    return nn.Sequential(nn.Linear(5, 7, dtype="float64"), nn.ReLU(), nn.Linear(7, 6, dtype="float64"), nn.ReLU(),
+                         nn.Linear(6, 3, dtype="float64"))
+
+
+def _step(model, x, run):
+    x = taugrad.tensor(x, requires_grad=True)
+    out = run(model, x)
+    ops = _op_names(out)  # before backward() frees the graph
+    taugrad.functional.cross_entropy(out, np.array([0, 2, 1, 2])).backward()
+    grads = [p.grad.data.copy() for p in model.parameters()] + [x.grad.data]
+    model.zero_grad()
+    return out, ops, grads
+
+
+def _one_by_one(model, x):
+    for module in model:
+        x = module(x)
+    return x
+
+
+def test_sequential_fuses_linear_relu_with_the_same_numbers_as_the_two_ops_and_torch():
+    model = _mlp64()
+    x = np.random.default_rng(1).standard_normal((4, 5))
+    fused, ops, fused_grads = _step(model, x, lambda m, t: m(t))
+    assert ops == ["linear_relu", "linear_relu", "linear"]
+    plain, ops, plain_grads = _step(model, x, _one_by_one)
+    assert ops == ["linear", "relu", "linear", "relu", "linear"]
+    assert (model[0](taugrad.tensor(x)).data < 0).any()  # the ReLUs do cut something
+    np.testing.assert_array_equal(fused.data, plain.data)
+    for a, b in zip(fused_grads, plain_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+    reference = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(), torch.nn.Linear(7, 6), torch.nn.ReLU(),
+                                    torch.nn.Linear(6, 3)).double()
+    with torch.no_grad():
+        for p, q in zip(model.parameters(), reference.parameters()):
+            q.copy_(torch.tensor(p.data))
+    tx = torch.tensor(x, requires_grad=True)
+    tout = reference(tx)
+    torch.nn.functional.cross_entropy(tout, torch.tensor([0, 2, 1, 2])).backward()
+    np.testing.assert_allclose(fused.data, tout.detach().numpy(), rtol=1e-12)
+    for a, q in zip(fused_grads, list(reference.parameters()) + [tx]):
+        np.testing.assert_allclose(a, q.grad.numpy(), rtol=1e-10, atol=1e-14)
+
+
+def test_sequential_does_not_fuse_what_a_hook_or_an_override_could_see():
+    x = taugrad.tensor(np.random.default_rng(2).standard_normal((4, 5)))
+    model = _mlp64()
+    seen = []
+    model[0].register_forward_hook(lambda module, inputs, output: seen.append(output.data.copy()))
+    out = model(x)
+    assert (seen[0] < 0).any()  # the hook saw the pre-activation, not the ReLU's output
+    assert _op_names(out) == ["linear", "relu", "linear_relu", "linear"]
+
+    model = _mlp64()
+    handle = model[3].register_forward_hook(lambda module, inputs, output: output * 2)
+    assert _op_names(model(x)) == ["linear_relu", "linear", "relu", "mul", "linear"]
+    handle.remove()
+    assert _op_names(model(x)) == ["linear_relu", "linear_relu", "linear"]
+
+    class LeakyReLU(nn.ReLU):  # a subclass may change forward: it runs as written
+        def forward(self, t):
+            return taugrad.maximum(t, t * 0.1)
+
+    model = nn.Sequential(nn.Linear(5, 2, dtype="float64"), LeakyReLU())
+    assert (model(x).data < 0).any()
+    model = nn.Sequential(nn.Linear(5, 2, dtype="float64"), nn.ReLU())
+    model[1].forward = lambda t: -t.abs()  # so may an instance's own forward
+    assert (model(x).data < 0).all()
+
+
+def test_sequential_fused_layer_errors_and_double_backward_match_the_unfused_model():
+    model = _mlp64()
+    with pytest.raises(ValueError, match=r"Linear\(5, 7\) expects inputs whose last dimension is 5, got shape \(4, 6\)"):
+        model(taugrad.zeros(4, 6, dtype="float64"))
+    x = np.random.default_rng(3).standard_normal((4, 5))
+    results = []
+    for run in (lambda m, t: m(t), _one_by_one):
+        t = taugrad.tensor(x, requires_grad=True)
+        (g,) = taugrad.grad((run(model, t) ** 2).sum(), [t], create_graph=True)
+        (gg,) = taugrad.grad((g ** 2).sum(), [t])
+        results.append((g.data, gg.data))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)

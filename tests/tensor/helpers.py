@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 import taugrad
 import taugrad.functional
+from taugrad.ops.matmul import linear_relu as _linear_relu
 
 # Deterministic, moderate and deadline-free: the CI machine has 2 shared cores.
 HYPOTHESIS = settings(
@@ -96,6 +97,12 @@ class Library:
         return index
 
     # spellings that differ -------------------------------------------------
+    def linear_relu(self, x: Any, w: Any, b: Any) -> Any:
+        """``relu(linear(x, w, b))``: taugrad's one fused op (nn.Sequential's Linear, ReLU); torch composes two."""
+        if self.name == "torch":
+            return torch.relu(torch.nn.functional.linear(x, w, b))
+        return _linear_relu(x, w, b)
+
     @staticmethod
     def _all_dims_if_none(dim: Any, x: Any) -> Any:
         return tuple(range(x.ndim)) if dim is None else dim

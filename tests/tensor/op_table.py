@@ -360,6 +360,7 @@ OPS = [
     Op("nll_loss", lambda L, x, target, reduction:
        L.F.nll_loss(L.F.log_softmax(x, dim=1), L.index(target), reduction=reduction), cross_entropy_case()),
     Op("linear", lambda L, x, w, b: L.F.linear(x, w, b), linear_case()),
+    Op("linear_relu", lambda L, x, w, b: L.linear_relu(x, w, b), linear_case()),
     Op("mse_loss", lambda L, a, b, reduction: L.F.mse_loss(a, b, reduction=reduction), mse_case()),
     Op("bce_with_logits", lambda L, x, target, reduction:
        L.F.binary_cross_entropy_with_logits(x, L.const(target), reduction=reduction), bce_case()),

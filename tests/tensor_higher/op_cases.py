@@ -16,6 +16,7 @@ import numpy as np
 
 import taugrad
 import taugrad.functional as F
+from taugrad.ops.matmul import linear_relu
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ def make_inputs(case: OpCase, seed: int = 0):
             values = rng.permutation(np.linspace(-1.5, 1.5, n)) + rng.uniform(-0.05, 0.05, n)
         tensors.append(taugrad.tensor(values.reshape(shape), dtype="float64", requires_grad=True))
     return tensors
+
+
+#: added to linear_relu's bias: |x . w| <= 3 * 1.5 * 1.5 < 10 here, so unit 0 is always active,
+#: unit 1 never, and no pre-activation sits at the ReLU's kink
+_KINK_FREE = np.array([10.0, -10.0])
 
 
 def _dropout(x):
@@ -110,6 +116,8 @@ OP_CASES = [
     OpCase("matmul_mat_vec", lambda a, b: (a @ b) ** 2, ((2, 3), (3,))),
     OpCase("matmul_batched", lambda a, b: (a @ b) ** 2, ((2, 2, 3), (3, 2))),
     OpCase("linear", lambda x, w, b: F.linear(x, w, b).tanh(), ((2, 3), (2, 3), (2,))),
+    # the fused op nn.Sequential runs for Linear, ReLU; bias shifted so no pre-activation is near the kink
+    OpCase("linear_relu", lambda x, w, b: linear_relu(x, w, b + _KINK_FREE) * x.sum(), ((2, 3), (2, 3), (2,)), "nonzero"),
     # shapes
     OpCase("reshape", lambda a: a.reshape(3, 2) ** 2, ((2, 3),)),
     OpCase("flatten", lambda a: a.flatten() ** 2, ((2, 3),)),

@@ -15,6 +15,7 @@ import numpy as np
 
 from taugrad.functional import dropout
 from taugrad.ops.matmul import linear as _linear
+from taugrad.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
 from taugrad._tensor import Tensor
@@ -84,14 +85,24 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Any) -> Tensor:
+        x = self._checked_input(x)
+        # the registry directly: self.weight would first miss and go through Module.__getattr__
+        params = self._parameters
+        return _linear(x, params["weight"], params["bias"])
+
+    def forward_relu(self, x: Any) -> Tensor:
+        """``relu(self.forward(x))`` as one op (:func:`taugrad.ops.matmul.linear_relu`); Sequential uses it."""
+        x = self._checked_input(x)
+        params = self._parameters
+        return _linear_relu(x, params["weight"], params["bias"])
+
+    def _checked_input(self, x: Any) -> Tensor:
         x = _as_tensor(x)
         shape = x.data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "
                              f"is {self.in_features}, got shape {tuple(x.shape)}")
-        # the registry directly: self.weight would first miss and go through Module.__getattr__
-        params = self._parameters
-        return _linear(x, params["weight"], params["bias"])
+        return x
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -280,6 +291,18 @@ class Flatten(Module):
 # ---------------------------------------------------------------------------
 
 
+def _linear_then_relu(first: Module, second: Module) -> bool:
+    """A plain Linear feeding a plain ReLU, neither with a forward hook or its own ``forward``.
+
+    Then nothing can see the pre-activation, so the two may run as one op.
+    """
+    if type(first) is not Linear or type(second) is not ReLU:
+        return False
+    own_first, own_second = first.__dict__, second.__dict__
+    return not (own_first.get("_forward_hooks") or own_second.get("_forward_hooks")
+                or "forward" in own_first or "forward" in own_second)
+
+
 class Sequential(Module):
     """Modules applied one after another; registered as ``"0"``, ``"1"``, ... (or by name from an OrderedDict).
 
@@ -297,8 +320,17 @@ class Sequential(Module):
                 self.add_module(str(index), module)
 
     def forward(self, x: Any) -> Any:
-        for module in self._modules.values():
-            x = module(x)
+        modules = tuple(self._modules.values())
+        last = len(modules) - 1
+        i = 0
+        while i <= last:
+            module = modules[i]
+            if i < last and _linear_then_relu(module, modules[i + 1]):
+                x = module.forward_relu(x)  # one op, the ReLU in place: the same numbers, less memory
+                i += 2
+            else:
+                x = module(x)
+                i += 1
         return x
 
     def append(self, module: Module) -> "Sequential":

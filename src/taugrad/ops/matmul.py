@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import G_OR_NEW, NEW, make, operand, rule
+from taugrad.ops.core import G_OR_NEW, NEW, make, operand, overwriting, rule
 from taugrad._tensor import Tensor
 
 ndarray = np.ndarray
@@ -97,23 +97,56 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     its weight column by column, so ``weight.T`` is row-major and the product
     runs on the layout BLAS is fastest with.
     """
+    data, parents = _linear_data(x, weight, bias, "linear")
+    return make(data, parents, linear_backward)
+
+
+@rule("linear_relu", reads=(0, 1, "out"), gives=NEW)
+def linear_relu_backward(g, out, ins, node):
+    """Z = relu(X W^T + b):  the ReLU's rule (G where Z != 0, else 0), then the linear one."""
+    return linear_backward(g * (out != 0), out, ins, node)
+
+
+@overwriting(linear_relu_backward)
+def linear_relu_backward_in_place(g, out, ins, node):
+    """The same rule for a ``g`` the backward pass owns: mask it in place first."""
+    g *= out != 0
+    return linear_backward(g, out, ins, node)
+
+
+def linear_relu(x: Tensor, weight: Tensor, bias=None) -> Tensor:
+    """``relu(x @ weight.T + bias)`` as one op (``nn.Sequential`` runs ``Linear, ReLU`` through it).
+
+    The ReLU works in place on the fresh product, as a hand-written layer's
+    ``np.maximum(h, 0, out=h)``: no second array, no second node.  The
+    gradient is the two rules in turn, the ReLU's mask read from the output.
+    """
+    data, parents = _linear_data(x, weight, bias, "linear_relu")
+    if data.dtype.kind not in "fiu":
+        raise TypeError(f"linear_relu: not supported for dtype {data.dtype}")
+    np.maximum(data, 0, out=data)  # nan stays nan, as relu()
+    return make(data, parents, linear_relu_backward)
+
+
+def _linear_data(x: Tensor, weight, bias, op: str):
+    """The array ``x @ weight.T + bias`` (fresh, so later steps may write into it) and the op's parents."""
     if not isinstance(weight, Tensor):
         weight = operand(weight, x)
     xd, wd = x.data, weight.data
     if wd.ndim != 2 or xd.ndim == 0 or xd.shape[-1] != wd.shape[1]:
-        raise ValueError(f"linear: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
+        raise ValueError(f"{op}: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(the input's last dimension must equal weight.shape[1])")
     data = xd @ wd.T
     if bias is None:
-        return make(data, (x, weight), linear_backward)
+        return data, (x, weight)
     if not isinstance(bias, Tensor):
         bias = operand(bias, x)
     bd = bias.data
     if bd.shape != (wd.shape[0],) and bd.shape != ():
-        raise ValueError(f"linear: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
+        raise ValueError(f"{op}: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(expected ({wd.shape[0]},))")
     if data.dtype == bd.dtype:
         data += bd  # ``data`` is a fresh array nobody else sees
     else:
         data = data + bd
-    return make(data, (x, weight, bias), linear_backward)
+    return data, (x, weight, bias)
