@@ -308,6 +308,10 @@ class Sequential(Module):
 
     ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))`` has the state-dict keys
     ``0.weight, 0.bias, 2.weight, 2.bias``, as ``torch.nn.Sequential`` does.
+
+    A plain ``Linear`` followed by a plain ``ReLU`` (neither with a forward hook
+    or its own ``forward``) runs as one op, ``linear_relu``: the same numbers,
+    the ReLU done in place on the fresh product, one graph node instead of two.
     """
 
     def __init__(self, *modules: Any) -> None:
