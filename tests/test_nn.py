@@ -511,3 +511,15 @@ def test_sequential_fused_layer_errors_and_double_backward_match_the_unfused_mod
         results.append((g.data, gg.data))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
+
+
+def test_linear_relu_names_itself_in_its_errors():
+    from taugrad.ops.matmul import linear_relu
+
+    with pytest.raises(ValueError, match=r"^linear_relu: input \(2, 3\) does not fit weight \(4, 5\) "):
+        linear_relu(taugrad.ones(2, 3), taugrad.ones(4, 5))
+    with pytest.raises(ValueError, match=r"^linear_relu: bias \(3,\) does not fit weight \(4, 3\) \(expected \(4,\)\)$"):
+        linear_relu(taugrad.ones(2, 3), taugrad.ones(4, 3), taugrad.ones(3))
+    complex_ones = taugrad.tensor(np.ones((2, 3)) + 0j)
+    with pytest.raises(TypeError, match=r"^linear_relu: not supported for dtype complex128$"):
+        linear_relu(complex_ones, taugrad.tensor(np.ones((4, 3)) + 0j))
