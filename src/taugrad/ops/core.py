@@ -146,7 +146,20 @@ def quiet():
     settings live in a context variable, so the silent version of whatever is
     current is built once (by ``np.errstate`` itself) and reused.
     """
-    return _Quiet() if _ERROR_STATE is not None else np.errstate(divide="ignore", invalid="ignore", over="ignore")
+    return _Quiet()
+
+
+class _Quiet:
+    """``quiet()``'s context manager (one per ``with``: threads and nesting are safe)."""
+
+    __slots__ = ("_token",)
+
+    def __enter__(self):
+        self._token = silence()
+        return self
+
+    def __exit__(self, *exc_info):
+        restore(self._token)
 
 
 try:  # NumPy >= 2: floating-point error settings are a context variable
@@ -161,31 +174,37 @@ _SILENT_VERSION = {}
 
 
 def _silent_version(current):
-    silent = _SILENT_VERSION.get(current)
-    if silent is None:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # builds on `current`
-            silent = _ERROR_STATE.get()
-        if len(_SILENT_VERSION) >= 32:  # settings changed many times: start over
-            _SILENT_VERSION.clear()
-        _SILENT_VERSION[current] = silent
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # builds on `current`
+        silent = _ERROR_STATE.get()
+    if len(_SILENT_VERSION) >= 32:  # settings changed many times: start over
+        _SILENT_VERSION.clear()
+    _SILENT_VERSION[current] = silent
     return silent
 
 
-class _Quiet:
-    """``quiet()``'s context manager on NumPy 2 (one per ``with``: threads and nesting are safe)."""
+if _ERROR_STATE is not None:
 
-    __slots__ = ("_token",)
+    def silence():
+        """:func:`quiet` without the ``with``: returns the token that :func:`restore` takes.
 
-    def __enter__(self):
+        For the hottest callers (the backward pass, cross-entropy), where a
+        ``with`` block's two extra Python calls show in a training step.
+        """
         current = _ERROR_STATE.get()
         silent = _SILENT_VERSION.get(current)
-        if silent is None:
-            silent = _silent_version(current)
-        self._token = _ERROR_STATE.set(silent)
-        return self
+        return _ERROR_STATE.set(silent if silent is not None else _silent_version(current))
 
-    def __exit__(self, *exc_info):
-        _ERROR_STATE.reset(self._token)
+    restore = _ERROR_STATE.reset
+
+else:  # pragma: no cover - NumPy 1.x
+
+    def silence():
+        state = np.errstate(divide="ignore", invalid="ignore", over="ignore")
+        state.__enter__()
+        return state
+
+    def restore(state):
+        state.__exit__(None, None, None)
 
 
 def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:

@@ -76,17 +76,23 @@ def linear_backward(g, out, ins, node):
     grad_w = None
     if prev[1].requires_grad:
         g2, x2 = (g, x) if x.ndim == 2 else (g.reshape((-1, g.shape[-1])), x.reshape((-1, x.shape[-1])))
-        # G^T X = (X^T G)^T: pick the one laid out like the weight (nn.Linear's is
-        # column-major), so the optimizer's update runs over contiguous memory
-        grad_w = (x2.T @ g2).T if _columns_contiguous(w) else g2.T @ x2
+        # G^T X = (X^T G)^T: pick the one laid out like the weight, so the
+        # optimizer's update runs over contiguous memory.  nn.Linear's weight is
+        # column-major (the test is inline: this rule runs for every layer, every step)
+        if type(w) is ndarray and w.strides[0] < w.strides[1]:
+            grad_w = (x2.T @ g2).T
+        else:
+            grad_w = g2.T @ x2
     if len(prev) == 2:
         return grad_x, grad_w
-    return grad_x, grad_w, (A.sum_to(g, ins[2].shape) if prev[2].requires_grad else None)
+    if not prev[2].requires_grad:
+        return grad_x, grad_w, None
+    if type(g) is ndarray and g.ndim == 2 and ins[2].ndim == 1:  # a batch of rows: sum them
+        return grad_x, grad_w, _add_reduce(g, 0)
+    return grad_x, grad_w, A.sum_to(g, ins[2].shape)
 
 
-def _columns_contiguous(w) -> bool:
-    """True for a matrix stored column by column, as ``nn.Linear`` stores its weight."""
-    return type(w) is ndarray and w.strides[0] < w.strides[1]
+_add_reduce = np.add.reduce
 
 
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, quiet, rule
+from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, restore, rule, silence
 from taugrad._tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -191,7 +191,10 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
     rows = _row_indices(n)
-    with quiet():  # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch)
+    # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch);
+    # quiet() without a with block, two Python calls fewer on every training step
+    token = silence()
+    try:
         if reduction != "none" and n:
             # Optimistic: shift by the row maxima without checking them.  If the
             # loss is finite, every maximum was (an infinite or nan one turns its
@@ -204,6 +207,8 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
         shifted = _shift(x, 1)  # infinite maxima replaced by 0, so finite logits stay finite
         e, s, losses = _softmax_terms(shifted, rows, t)
         loss = _reduce(losses, reduction)
+    finally:
+        restore(token)
     return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
 
 
