@@ -16,6 +16,8 @@ from taugrad.ops import anyarray as A
 from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, restore, rule, silence
 from taugrad._tensor import Tensor, to_array
 
+ndarray = np.ndarray
+
 _REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -95,7 +97,7 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 def _class_targets(target, n: int, classes: int, logits_shape, op: str):
     """Integer class indices as an array, with clear errors for the usual mistakes."""
-    t = target.data if isinstance(target, Tensor) else to_array(target)
+    t = target if type(target) is ndarray else target.data if isinstance(target, Tensor) else to_array(target)
     if t.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: targets must be integer class indices, got dtype {t.dtype} "
@@ -108,12 +110,23 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
         )
     # one pass for both bounds: seen as unsigned (same size and byte order), a
     # negative index is huge
-    as_unsigned = t if t.dtype.kind == "u" else t.view(t.dtype.str.replace("i", "u"))
+    as_unsigned = t if t.dtype.kind == "u" else t.view(_unsigned_twin(t.dtype))
     if t.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
         low = np.minimum.reduce(t, axis=None)
         bad = int(low) if low < 0 else int(np.maximum.reduce(t, axis=None))
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     return t
+
+
+_UNSIGNED_TWINS = {}
+
+
+def _unsigned_twin(dtype):
+    """The unsigned integer dtype of ``dtype``'s size and byte order (cached: every loss call needs it)."""
+    twin = _UNSIGNED_TWINS.get(dtype)
+    if twin is None:  # a handful of integer dtypes exist, so the cache stays small
+        twin = _UNSIGNED_TWINS[dtype] = np.dtype(dtype.str.replace("i", "u"))
+    return twin
 
 
 @rule("cross_entropy", reads=(0,), gives=NEW)
