@@ -97,30 +97,30 @@ def _check_versions(node: Tensor) -> None:
 
 
 def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
-    """Run the local rules (see :func:`_run_rules`) with IEEE special values left silent."""
-    token = silence()  # quiet() without a with block: two Python calls fewer per backward()
-    try:
-        return _run_rules(roots, root_grads, retain_graph, create_graph, capture)
-    finally:
-        restore(token)
-
-
-def _run_rules(roots, root_grads, retain_graph: bool, create_graph: bool, capture):
-    """Run the local rules from ``roots`` back to the leaves.
+    """Run the local rules from ``roots`` back to the leaves, IEEE special values left silent.
 
     Returns ``(leaf_grads, captured, owned)``: the gradients that reached
     leaves (and released nodes, which the caller reports), those of the
     ``capture``d interior nodes (for ``grad()``), and the nodes whose gradient
     array only the pass holds (see :func:`_first_order_pass`).
     """
-    grads = {}
-    for root, g in zip(roots, root_grads):
-        old = grads.get(root)
-        grads[root] = g if old is None else old + g
-    order = topological_order(roots)
-    anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
-    if capture is None and not create_graph and not anomaly:
-        return grads, {}, _first_order_pass(order, grads, retain_graph)
+    token = silence()  # quiet() without a with block: two Python calls fewer per backward()
+    try:
+        grads = {}
+        for root, g in zip(roots, root_grads):
+            old = grads.get(root)
+            grads[root] = g if old is None else old + g
+        order = topological_order(roots)
+        anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
+        if capture is None and not create_graph and not anomaly:
+            return grads, {}, _first_order_pass(order, grads, retain_graph)
+        return _general_pass(order, grads, retain_graph, create_graph, capture, anomaly)
+    finally:
+        restore(token)
+
+
+def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bool, capture, anomaly: bool):
+    """The pass for ``create_graph=True`` (Tensors in, Tensors out), ``grad()`` and anomaly mode."""
     captured = {}
     clock = CLOCK[0]
     pop = grads.pop
@@ -158,7 +158,7 @@ def _run_rules(roots, root_grads, retain_graph: bool, create_graph: bool, captur
 
 
 def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
-    """:func:`_run_rules` for the usual ``loss.backward()``: raw arrays, no capture, no anomaly mode.
+    """:func:`_general_pass` for the usual ``loss.backward()``: raw arrays, no capture, no anomaly mode.
 
     Leaner than the general loop because it is the engine's overhead on every
     training step, and it tracks which pending gradients the pass *owns*:
