@@ -207,6 +207,9 @@ else:  # pragma: no cover - NumPy 1.x
         state.__exit__(None, None, None)
 
 
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     """The result Tensor of an op; a graph node if grad mode is on and a parent requires grad."""
     if type(data) is not ndarray:
@@ -221,7 +224,9 @@ def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     if _grad_mode.enabled:
         for p in parents:
             if p.requires_grad:
-                if data.dtype.kind == "c":
+                dtype = data.dtype
+                # float32/float64 by identity first: .kind is one more lookup on every op
+                if dtype is not _FLOAT32 and dtype is not _FLOAT64 and dtype.kind == "c":
                     raise _complex_graph_error(rule_fn)
                 t.requires_grad = True
                 t._prev = parents
