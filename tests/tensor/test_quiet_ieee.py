@@ -59,3 +59,23 @@ def test_quiet_keeps_the_callers_other_settings_and_restores_them():
             assert np.geterr() == before
     assert inside == {**before, "divide": "ignore", "invalid": "ignore", "over": "ignore"}
     assert inside["under"] == "raise"
+
+
+def test_backward_and_cross_entropy_leave_the_error_settings_as_they_found_them_even_when_they_raise():
+    # both silence NumPy with silence()/restore() rather than a with block
+    import taugrad.functional as F
+
+    with np.errstate(under="raise", divide="warn", invalid="warn", over="warn"):
+        before = np.geterr()
+        x = taugrad.tensor([[1.0, 2.0], [0.5, -1.0]], requires_grad=True)
+        loss = F.cross_entropy(x, np.array([0, 1]))
+        assert np.geterr() == before
+        loss.backward()
+        assert np.geterr() == before
+        y = x.log().sum()
+        with pytest.raises(RuntimeError, match="retain_graph"):
+            y.backward()
+            y.backward()  # the graph was freed: raises inside the pass
+        assert np.geterr() == before
+        F.cross_entropy(taugrad.tensor([[np.inf, 1.0]]), np.array([0]))  # the checked path as well
+        assert np.geterr() == before
