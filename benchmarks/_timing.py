@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import statistics
 import time
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Tuple
 
 
 def time_calls(fn: Callable[[], object], number: int) -> float:
@@ -62,6 +63,25 @@ def load_average() -> float | None:
 
 def median(values: List[float]) -> float:
     return statistics.median(values)
+
+
+def median_interval(values: List[float], confidence: float = 0.95, resamples: int = 2000,
+                    seed: int = 0) -> Tuple[float, float]:
+    """Percentile-bootstrap interval for the median of ``values`` (rounds resampled with replacement).
+
+    How far the reported median could move if the same number of rounds were
+    run again on the same machine: a ratio whose interval contains a target
+    has not been shown to meet it or to miss it.  Seeded, so a run's output is
+    reproducible from its samples.
+    """
+    if len(values) < 2:
+        return (float("nan"), float("nan"))
+    draw = random.Random(seed).choices
+    medians = sorted(statistics.median(draw(values, k=len(values))) for _ in range(resamples))
+    tail = (1.0 - confidence) / 2
+    low = medians[int(tail * resamples)]
+    high = medians[min(resamples - 1, int((1.0 - tail) * resamples))]
+    return (low, high)
 
 
 def spread(values: List[float]) -> float:
