@@ -30,25 +30,36 @@ def time_calls(fn: Callable[[], object], number: int) -> float:
 
 
 def alternate(engines: Dict[str, Callable[[], object]], rounds: int, number: int,
-              warmup: int = 2, settle: float = 0.0) -> Dict[str, List[float]]:
+              warmup: int = 2, settle: float = 0.0, threads_of: Dict[str, str] | None = None
+              ) -> Dict[str, List[float]]:
     """Per-call seconds of each engine for every round, the engine order rotating each round.
 
     Before each timed block the engine runs once untimed (caches, lazily made
-    buffers) after sleeping ``settle`` seconds: BLAS and OpenMP worker threads
-    busy-wait for a while after their last job, and without the pause the
-    spinning threads of one library would slow down whichever engine runs next.
+    buffers).  BLAS and OpenMP worker threads busy-wait for a while after
+    their last job, and the spinning threads of one library would slow down
+    an engine that uses another library's: so when the thread pool changes
+    (``threads_of[name]``, the pool an engine runs on; engines not named
+    share one) the block starts after sleeping ``settle`` seconds.  Without
+    ``threads_of`` every block does.  A pause leaves every cache cold, and an
+    engine that runs more Python suffers more from that; so after a pause the
+    engine runs ``warmup`` untimed calls, not one, and the engine that follows
+    a pause is not favoured or penalised against those that do not.
     """
     names = list(engines)
     for name in names:
         for _ in range(warmup):
             engines[name]()
     samples: Dict[str, List[float]] = {name: [] for name in names}
+    pool = None
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            if settle:
+            previous, pool = pool, (threads_of or {}).get(name, "")
+            pause = settle and (threads_of is None or pool != previous)
+            if pause:
                 time.sleep(settle)
-            engines[name]()
+            for _ in range(warmup if pause else 1):
+                engines[name]()
             samples[name].append(time_calls(engines[name], number))
     return samples
 
