@@ -85,14 +85,7 @@ def linear_backward(g, out, ins, node):
             grad_w = g2.T @ x2
     if len(prev) == 2:
         return grad_x, grad_w
-    if not prev[2].requires_grad:
-        return grad_x, grad_w, None
-    if type(g) is ndarray and g.ndim == 2 and ins[2].ndim == 1:  # a batch of rows: sum them
-        return grad_x, grad_w, _add_reduce(g, 0)
-    return grad_x, grad_w, A.sum_to(g, ins[2].shape)
-
-
-_add_reduce = np.add.reduce
+    return grad_x, grad_w, (A.sum_to(g, ins[2].shape) if prev[2].requires_grad else None)
 
 
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
