@@ -50,11 +50,12 @@ def alternate(engines: Dict[str, Callable[[], object]], rounds: int, number: int
         for _ in range(warmup):
             engines[name]()
     samples: Dict[str, List[float]] = {name: [] for name in names}
+    pools = threads_of or {}
     pool = None
     for r in range(rounds):
         order = names[r % len(names):] + names[:r % len(names)]
         for name in order:
-            previous, pool = pool, (threads_of or {}).get(name, "")
+            previous, pool = pool, pools.get(name, "")
             pause = settle and (threads_of is None or pool != previous)
             if pause:
                 time.sleep(settle)

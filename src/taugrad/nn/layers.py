@@ -97,8 +97,7 @@ class Linear(Module):
         return _linear_relu(x, params["weight"], params["bias"])
 
     def _checked_input(self, x: Any) -> Tensor:
-        if not isinstance(x, Tensor):  # _as_tensor, inline: this runs for every layer, every step
-            x = Tensor(x)
+        x = _as_tensor(x)
         shape = x.data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "

@@ -144,7 +144,7 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     if bd.shape != (wd.shape[0],) and bd.shape != ():
         raise ValueError(f"{op}: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(expected ({wd.shape[0]},))")
-    if data.dtype is bd.dtype or data.dtype == bd.dtype:  # identity first: the usual case, cheaper
+    if data.dtype == bd.dtype:
         data += bd  # ``data`` is a fresh array nobody else sees
     else:
         data = data + bd

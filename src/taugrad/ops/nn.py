@@ -16,8 +16,6 @@ from taugrad.ops import anyarray as A
 from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, restore, rule, silence
 from taugrad._tensor import Tensor, to_array
 
-ndarray = np.ndarray
-
 _REDUCTIONS = ("mean", "sum", "none")
 
 
@@ -97,7 +95,7 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 def _class_targets(target, n: int, classes: int, logits_shape, op: str):
     """Integer class indices as an array, with clear errors for the usual mistakes."""
-    t = target if type(target) is ndarray else target.data if isinstance(target, Tensor) else to_array(target)
+    t = target.data if isinstance(target, Tensor) else to_array(target)
     if t.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: targets must be integer class indices, got dtype {t.dtype} "
