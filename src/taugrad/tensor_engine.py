@@ -124,9 +124,16 @@ def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bo
     captured = {}
     clock = CLOCK[0]
     pop = grads.pop
+    # grad(): only the rules between the outputs and the wanted tensors run, and
+    # the graph behind them is left as it is (PyTorch too)
+    leading = None if capture is None else _nodes_leading_to(order, capture)
     for node in reversed(order):
         g = pop(node, None)
         rule = node._rule
+        if leading is not None and node not in leading:
+            if g is not None and node in capture:
+                captured[node] = g if node._hooks is None else run_hooks(node._hooks, g, node, create_graph)
+            continue
         if g is not None:
             if rule is RELEASED:
                 raise _released_error(node)
@@ -155,6 +162,17 @@ def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bo
         if not retain_graph:
             _release(node, rule)
     return grads, captured, _NOTHING_OWNED
+
+
+def _nodes_leading_to(order: list, wanted) -> set:
+    """The interior nodes of ``order`` with a ``wanted`` tensor among their ancestors."""
+    leading = set()
+    for node in order:  # parents come first
+        for parent in node._prev:
+            if parent in wanted or parent in leading:
+                leading.add(node)
+                break
+    return leading
 
 
 def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
@@ -423,7 +441,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if node._rule is not None and node not in wanted:
             raise _released_error(node)
     result = []
+    given = {}  # input -> its result: a tensor listed twice gets the same gradient twice
     for i, t in enumerate(inputs):
+        if t in given:
+            earlier = given[t]
+            # a copy for the first-order result, so the two never alias one array
+            result.append(earlier if earlier is None or create_graph else constant(earlier.data.copy()))
+            continue
         g = captured.pop(t, None)
         if g is None:
             g = grads.pop(t, None)
@@ -441,6 +465,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         else:
             result.append(_as_gradient(g))
             del g
+        given[t] = result[-1]
     return tuple(result)
 
 
