@@ -38,12 +38,16 @@ def _dtype_of(dtype):
 
 
 def _holds_python_numbers(data) -> bool:
-    """True for a Python number or (nested) list/tuple whose first leaf is one."""
+    """True for a Python number or (nested) list/tuple whose first leaf is one.
+
+    NumPy scalars are not Python numbers here even where they subclass them
+    (``np.float64`` is a ``float``): they keep their dtype.
+    """
     while isinstance(data, (list, tuple)):
         if not data:
             return True  # [] -> float32, as torch.tensor([])
         data = data[0]
-    return isinstance(data, _PYTHON_SCALARS)
+    return isinstance(data, _PYTHON_SCALARS) and not isinstance(data, np.generic)
 
 
 def to_array(data, dtype=None):

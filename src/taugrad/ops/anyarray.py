@@ -92,8 +92,13 @@ def erf(x):
 
 
 def erf_array(x):
-    """The error function of an array (libm's ``erf``, exact to double precision)."""
-    return _erf_scalar(x).astype(x.dtype) if x.ndim else np.asarray(math.erf(x), dtype=x.dtype)
+    """The error function of an array (libm's ``erf``, exact to double precision).
+
+    Integer and bool arrays give the floating type NumPy's own ``np.exp`` would
+    (``erf`` of an integer is not an integer).
+    """
+    dtype = x.dtype if x.dtype.kind in "fc" else np.result_type(x.dtype, np.float16)
+    return _erf_scalar(x).astype(dtype) if x.ndim else np.asarray(math.erf(x), dtype=dtype)
 
 
 def sigmoid(x):

@@ -159,12 +159,13 @@ def mul(a: Tensor, b) -> Tensor:
 
 @rule("div", reads=(0, 1), gives=NEW)
 def div_backward(g, out, ins, node):
-    """z = a / b:  dz/da = 1/b,  dz/db = -a/b^2."""
+    """z = a / b:  dz/da = 1/b,  dz/db = -a/b^2, computed as -(a/b)/b: b*b over- or underflows
+    where a/b does not (1e-30/1e-30 in float32)."""
     a, b = ins
     pa, pb = node._prev
     return (
         A.sum_to(g / b, a.shape) if pa.requires_grad else None,
-        A.sum_to(-g * a / (b * b), b.shape) if pb.requires_grad else None,
+        A.sum_to(-g * (a / b / b), b.shape) if pb.requires_grad else None,
     )
 
 
@@ -176,9 +177,9 @@ def div_scalar_backward(g, out, ins, node):
 
 @rule("rdiv", reads=(0,), gives=NEW)
 def rdiv_scalar_backward(g, out, ins, node):
-    """z = c / a:  dz/da = -c/a^2."""
+    """z = c / a:  dz/da = -c/a^2, computed as -(c/a)/a (a*a over- or underflows first)."""
     (a,) = ins
-    return (-g * node._ctx / (a * a),)
+    return (-g * (node._ctx / a / a),)
 
 
 def div(a: Tensor, b) -> Tensor:
@@ -204,12 +205,14 @@ def rdiv(a: Tensor, b) -> Tensor:
 
 @rule("pow", reads=(0, 1, "out"), gives=NEW)
 def pow_backward(g, out, ins, node):
-    """z = a ** b:  dz/da = b a^(b-1),  dz/db = a^b log(a)  (0 where a = 0 and b >= 0, as PyTorch)."""
+    """z = a ** b:  dz/da = b a^(b-1) (0 where b = 0: a^0 is constant, even at a = 0),
+    dz/db = a^b log(a)  (0 where a = 0 and b >= 0, as PyTorch)."""
     a, b = ins
     pa, pb = node._prev
     grad_a = grad_b = None
     if pa.requires_grad:
-        grad_a = A.sum_to(g * b * a ** (b - 1), a.shape)
+        exponent_zero = (b.data if isinstance(b, Tensor) else b) == 0  # 0 * 0^-1 would be nan
+        grad_a = A.sum_to(g * A.where(exponent_zero, 0.0, b * a ** (b - 1)), a.shape)
     if pb.requires_grad:
         zero_base = (a == 0) & (b >= 0)
         grad_b = A.sum_to(g * A.where(zero_base, 0.0, out * A.log(a)), b.shape)
@@ -506,7 +509,7 @@ def clip_backward(g, out, ins, node):
         inside = a >= lo
     else:
         inside = (a >= lo) & (a <= hi)
-    return (g * inside,)
+    return (A.sum_to(g * inside, a.shape),)  # a tensor bound may broadcast ``a`` up
 
 
 def clip(a: Tensor, min=None, max=None) -> Tensor:

@@ -109,7 +109,13 @@ def itruediv(x: Tensor, other) -> Tensor:
 def fill_(x: Tensor, value) -> Tensor:
     """Set every element to ``value``; returns x."""
     check_inplace(x, "fill_")
-    x.data[...] = _data(value)
+    value = _data(value)
+    try:
+        x.data[...] = value
+    except ValueError:
+        raise ValueError(f"fill_: a value of shape {np.shape(value)} cannot fill a tensor of shape {x.shape}") from None
+    except TypeError:
+        raise TypeError(f"fill_: cannot fill a tensor of dtype {x.dtype} with {type(value).__name__}") from None
     bump_version(x)
     return x
 
@@ -136,7 +142,18 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     check_inplace(x, "clamp_")
     if min is None and max is None:
         raise ValueError("clamp_: at least one of min and max must be given")
-    np.clip(x.data, min, max, out=x.data)
+    lo = None if min is None else _data(min)
+    hi = None if max is None else _data(max)
+    try:
+        # as clamp(): max(x, min) first, then min(., max) (so min > max gives max, as PyTorch)
+        if lo is not None:
+            np.maximum(x.data, lo, out=x.data)
+        if hi is not None:
+            np.minimum(x.data, hi, out=x.data)
+    except ValueError:
+        raise ValueError(f"clamp_: bounds cannot broadcast to shape {x.shape}") from None
+    except TypeError:
+        raise TypeError(f"clamp_: min and max must be numbers or tensors that fit dtype {x.dtype}") from None
     bump_version(x)
     return x
 

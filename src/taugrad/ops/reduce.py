@@ -120,21 +120,27 @@ def extreme_backward(g, out, ins, node):
     """z = max_i a_i: the gradient goes to the maximal elements, split evenly on ties.
 
     (PyTorch's rule for ``amax``/``amin`` and for ``max()`` without ``dim``.)
+    ``max()``/``min()`` of everything: a nan result came from the nan elements,
+    so they share the gradient (PyTorch's too; ``amax`` gives nan everywhere there).
     """
     (x,) = ins
-    dims, keepdim = node._ctx
-    hit = x == _kept(out, x.shape, dims, keepdim)
+    dims, keepdim, nan_takes_gradient = node._ctx
+    x_data = x.data if isinstance(x, Tensor) else x  # the mask is a constant
+    z = _kept(out.data if isinstance(out, Tensor) else out, x.shape, dims, keepdim)
+    hit = x_data == z
+    if nan_takes_gradient and z != z:  # (only a 0-d z: this flag is for a full reduction)
+        hit = x_data != x_data
     count = hit.sum(axis=dims, keepdims=True)
     return (_kept(g, x.shape, dims, keepdim) * hit / count,)
 
 
-def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn) -> Tensor:
+def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn, nan_takes_gradient: bool = False) -> Tensor:
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
     try:
         data = fn(x.data, axis=dims, keepdims=keepdim)
     except ValueError:
         raise _reduce_error(op, x) from None
-    return make(data, (x,), extreme_backward, (dims, keepdim))
+    return make(data, (x,), extreme_backward, (dims, keepdim, nan_takes_gradient))
 
 
 def amax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
@@ -196,7 +202,7 @@ def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
         return maximum(x, dim)
     if dim is None and axis is None:
-        return _extreme(x, None, keepdim, None, keepdims, "max", np.max)
+        return _extreme(x, None, keepdim, None, keepdims, "max", np.max, nan_takes_gradient=True)
     return _extreme_dim(x, dim, keepdim, axis, keepdims, "max", np.argmax, np.max)
 
 
@@ -207,7 +213,7 @@ def min(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
         return minimum(x, dim)
     if dim is None and axis is None:
-        return _extreme(x, None, keepdim, None, keepdims, "min", np.min)
+        return _extreme(x, None, keepdim, None, keepdims, "min", np.min, nan_takes_gradient=True)
     return _extreme_dim(x, dim, keepdim, axis, keepdims, "min", np.argmin, np.min)
 
 
@@ -278,11 +284,18 @@ def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, a
 
 @rule("std", reads=(0, "out"))
 def std_backward(g, out, ins, node):
-    """z = sqrt(var):  dz/da_i = (a_i - mean) / ((n - c) z)."""
+    """z = sqrt(var):  dz/da_i = (a_i - mean) / ((n - c) z), and 0 where z = 0 (as PyTorch).
+
+    A constant slice has z = 0 and every a_i - mean = 0: the limit 0/0 is taken
+    as 0 (the subgradient PyTorch uses), not nan.
+    """
     (x,) = ins
     dims, keepdim, dof = node._ctx
     centred = x - x.mean(axis=dims, keepdims=True)
-    return (_kept(g, x.shape, dims, keepdim) * centred / (_kept(out, x.shape, dims, keepdim) * dof),)
+    z = _kept(out, x.shape, dims, keepdim)
+    z_is_zero = (z.data if isinstance(z, Tensor) else z) == 0
+    # dividing by inf where z = 0 gives the 0 without a 0/0
+    return (_kept(g, x.shape, dims, keepdim) * centred / (A.where(z_is_zero, float("inf"), z) * dof),)
 
 
 def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
@@ -314,9 +327,12 @@ def logsumexp_array(x, dims, keepdim: bool):
 def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(x), dim))``, stable for large inputs."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "logsumexp")
-    if x.data.size == 0:
-        raise _reduce_error("logsumexp", x)
-    return make(logsumexp_array(x.data, dims, keepdim), (x,), logsumexp_backward, (dims, keepdim))
+    if x.data.size == 0:  # no maximum to shift by, nothing to overflow: a sum of no terms is 0, log 0 = -inf
+        with np.errstate(divide="ignore"):
+            data = np.log(np.exp(x.data).sum(axis=dims, keepdims=keepdim))
+    else:
+        data = logsumexp_array(x.data, dims, keepdim)
+    return make(data, (x,), logsumexp_backward, (dims, keepdim))
 
 
 # ---------------------------------------------------------------------------
