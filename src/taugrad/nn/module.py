@@ -182,10 +182,19 @@ class Module:
         if name in self.__dict__:
             raise KeyError(f"attribute {name!r} already exists")
 
-    def _forget(self, name: str) -> None:
-        for entries in self._registries():
-            entries.pop(name, None)
+    def _register(self, registry: str, name: str, value: Any) -> None:
+        """Store ``value`` as ``name`` in ``registry``, dropping ``name`` from the other two.
+
+        An existing entry of the same registry is overwritten where it stands,
+        so reassigning ``layer.weight`` keeps it first in ``named_parameters()``
+        and ``state_dict()``, as in PyTorch; a name that changes kind (a buffer
+        that becomes a parameter) goes to the end of its new registry.
+        """
+        for other in ("_parameters", "_buffers", "_modules"):
+            if other != registry:
+                self.__dict__[other].pop(name, None)
         self.__dict__["_non_persistent_buffers"].discard(name)
+        self.__dict__[registry][name] = value
 
     def register_parameter(self, name: str, param: Optional[Parameter]) -> None:
         """Register ``param`` (a :class:`Parameter`, or ``None`` for an absent one) as ``name``."""
@@ -193,8 +202,7 @@ class Module:
         self._check_new_name(name, "parameter")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"cannot register {type(param).__name__} as parameter {name!r} (wrap it in Parameter)")
-        self._forget(name)
-        self._parameters[name] = param
+        self._register("_parameters", name, param)
 
     def register_buffer(self, name: str, tensor: Optional[Tensor], persistent: bool = True) -> None:
         """Register non-learnable state (saved in the state dict unless ``persistent=False``)."""
@@ -202,8 +210,7 @@ class Module:
         self._check_new_name(name, "buffer")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot register {type(tensor).__name__} as buffer {name!r} (a Tensor is expected)")
-        self._forget(name)
-        self._buffers[name] = tensor
+        self._register("_buffers", name, tensor)
         if not persistent:
             self._non_persistent_buffers.add(name)
 
@@ -213,14 +220,16 @@ class Module:
         self._check_new_name(name, "module")
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{type(module).__name__} is not a Module")
-        self._forget(name)
-        self._modules[name] = module
+        self._register("_modules", name, module)
 
     # -- traversal ----------------------------------------------------------------
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
+        """Direct submodules with their names; one registered twice is listed once (as PyTorch)."""
+        seen: Set[int] = set()
         for name, module in self._modules.items():
-            if module is not None:
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
                 yield name, module
 
     def children(self) -> Iterator["Module"]:
@@ -306,23 +315,38 @@ class Module:
     # -- state dict -------------------------------------------------------------------
 
     def _state_entries(self) -> "OrderedDict[str, Tensor]":
-        """Dotted name -> the live tensor, for parameters and persistent buffers."""
+        """Dotted name -> the live tensor, for parameters and persistent buffers.
+
+        Unlike :meth:`named_parameters`, nothing is deduplicated: a submodule
+        or tensor registered under two names is listed under both, as in
+        PyTorch's state dict, so each library can load the other's.
+        """
         entries: "OrderedDict[str, Tensor]" = OrderedDict()
-        for module_name, module in self.named_modules():
-            dot = f"{module_name}." if module_name else ""
-            for name, param in module._parameters.items():
-                if param is not None:
-                    entries[dot + name] = param
-            for name, buffer in module._buffers.items():
-                if buffer is not None and name not in module._non_persistent_buffers:
-                    entries[dot + name] = buffer
+        self._collect_state_entries("", entries, ancestors=set())
         return entries
+
+    def _collect_state_entries(self, prefix: str, entries: Dict[str, Tensor], ancestors: Set[int]) -> None:
+        """Add this module's entries under ``prefix``, then each child's, depth first."""
+        for name, param in self._parameters.items():
+            if param is not None:
+                entries[prefix + name] = param
+        for name, buffer in self._buffers.items():
+            if buffer is not None and name not in self._non_persistent_buffers:
+                entries[prefix + name] = buffer
+        # a module that contains itself would recurse forever; a module shared
+        # by two parents is not an ancestor of itself and is visited under both
+        ancestors.add(id(self))
+        for name, child in self._modules.items():  # not named_children(): no deduplication here
+            if child is not None and id(child) not in ancestors:
+                child._collect_state_entries(f"{prefix}{name}.", entries, ancestors)
+        ancestors.discard(id(self))
 
     def state_dict(self) -> "OrderedDict[str, Tensor]":
         """Every parameter and persistent buffer under PyTorch's dotted key names.
 
         The values are Tensors outside the graph that *share* the parameters'
         arrays (as PyTorch's do): copy them, or save them, to keep a snapshot.
+        A submodule or tensor shared under two names appears under both.
         """
         return OrderedDict((name, tensor.detach()) for name, tensor in self._state_entries().items())
 
