@@ -190,3 +190,27 @@ def test_loader_rejects_bad_input():
         data.DataLoader((np.zeros((3, 2)), np.zeros(4)))
     with pytest.raises(TypeError, match="dataset"):
         data.DataLoader(5)
+
+
+def test_a_list_is_a_list_of_samples_as_in_pytorch():
+    # a list of rows was once read as one field per row: one "batch" of three
+    # two-row arrays, silently
+    batches = list(data.DataLoader([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], batch_size=2))
+    assert len(batches) == 2
+    np.testing.assert_array_equal(batches[0], [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(batches[1], [[5, 6]])
+
+
+def test_a_list_of_pairs_and_of_dicts_is_collated_field_by_field():
+    pairs = [(np.full(2, i, dtype=float), i) for i in range(3)]
+    x, y = next(iter(data.DataLoader(pairs, batch_size=3)))
+    np.testing.assert_array_equal(x, [[0, 0], [1, 1], [2, 2]])
+    np.testing.assert_array_equal(y, [0, 1, 2])
+    batch = next(iter(data.DataLoader([{"x": 1.0, "y": 2}, {"x": 3.0, "y": 4}], batch_size=2)))
+    np.testing.assert_array_equal(batch["x"], [1.0, 3.0])
+    np.testing.assert_array_equal(batch["y"], [2, 4])
+
+
+def test_samples_of_different_shapes_are_a_clear_error():
+    with pytest.raises(ValueError, match=r"cannot be stacked into one array \(shapes \[\(1,\), \(2,\)\]\)"):
+        list(data.DataLoader([[1.0, 2.0], [3.0]], batch_size=2))

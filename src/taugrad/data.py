@@ -289,20 +289,32 @@ def train_test_split(
 
 
 def _stack(items: Sequence[Any]) -> Any:
-    """Collate samples fetched one by one: tuples field by field, arrays stacked."""
+    """Collate samples fetched one by one: tuples field by field, dicts key by key, the rest stacked.
+
+    A sample that is a list of numbers is one array row (``[x1, x2]`` gives a
+    batch of shape (n, 2)), not one field per position.
+    """
     first = items[0]
     if isinstance(first, tuple):
         return tuple(_stack([item[i] for item in items]) for i in range(len(first)))
-    return np.stack([np.asarray(item) for item in items])
+    if isinstance(first, dict):
+        return {key: _stack([item[key] for item in items]) for key in first}
+    arrays = [np.asarray(item) for item in items]
+    shapes = {array.shape for array in arrays}
+    if len(shapes) > 1 or arrays[0].dtype == object:
+        raise ValueError(f"DataLoader: the samples of a batch cannot be stacked into one array "
+                         f"(shapes {sorted(shapes)}); return a tuple of fields such as (x, label)")
+    return np.stack(arrays)
 
 
 class DataLoader:
     """Iterate over a dataset in mini-batches; each pass over it is one epoch.
 
-    ``dataset`` is either a tuple/list of arrays (or Tensors) with the same first
+    ``dataset`` is either a *tuple* of arrays (or Tensors) with the same first
     dimension, e.g. ``(X, y)``, whose batches are the same kind of object indexed
     by a block of row numbers; or any object with ``__len__`` and ``__getitem__``
-    returning a sample (or a tuple of fields), whose samples are stacked.
+    -- a list of samples too, as in PyTorch -- returning a sample (an array, a
+    list of numbers, a tuple of fields or a dict), whose samples are stacked.
 
     Every epoch visits every sample exactly once: with ``shuffle=True`` in the
     order of a fresh random permutation (from a generator seeded once with
@@ -325,7 +337,7 @@ class DataLoader:
         self.shuffle = bool(shuffle)
         self.drop_last = bool(drop_last)
         self._rng = np.random.default_rng(seed)
-        if isinstance(dataset, (tuple, list)):
+        if isinstance(dataset, tuple):  # fields sharing rows; a list is a list of samples
             if not dataset:
                 raise ValueError("dataset must hold at least one array")
             lengths = {len(field) for field in dataset}
