@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from taugrad.ops import anyarray as A
-from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, restore, rule, silence
+from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, quiet, restore, rule, silence
 from taugrad._tensor import Tensor, to_array
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -47,14 +47,19 @@ def _reduction_grad(g, n: int, reduction: str):
 
 
 def _shift(x, d: int):
-    """``x`` minus its maximum along ``d`` (0 where that maximum is infinite), so exp(x) <= 1."""
+    """``x`` minus its maximum along ``d``, so exp(x) <= 1.
+
+    A row whose maximum is -inf (all -inf) is shifted by 0 instead, so its
+    -inf stay -inf (exp 0).  A row holding +inf becomes nan throughout
+    (inf - inf), as PyTorch's softmax: no probabilities can be read from it.
+    """
     if x.size == 0:
         return x
     xp = array_module(x)
     m = xp.maximum.reduce(x, axis=d, keepdims=True)  # x.max() adds a Python wrapper
-    finite = xp.isfinite(m)
-    if not xp.logical_and.reduce(finite, axis=None):
-        m[~finite] = 0
+    all_minus_inf = m == -xp.inf
+    if xp.logical_or.reduce(all_minus_inf, axis=None):
+        m[all_minus_inf] = 0
     return x - m
 
 
@@ -67,9 +72,12 @@ def softmax_backward(g, out, ins, node):
 
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """``exp(x) / sum(exp(x), dim)``, computed after subtracting the maximum."""
+    x = _input_tensor(x, "softmax")
     d = normalize_dim(dim, x.data.ndim, "softmax") if x.data.ndim else None
-    e = np.exp(_shift(x.data, d))
-    return make(e / e.sum(axis=d, keepdims=True), (x,), softmax_backward, d)
+    with quiet():  # rows with inf or nan give nan silently, as PyTorch
+        e = np.exp(_shift(x.data, d))
+        data = e / e.sum(axis=d, keepdims=True)
+    return make(data, (x,), softmax_backward, d)
 
 
 @rule("log_softmax", reads=("out",), gives=NEW)
@@ -81,9 +89,10 @@ def log_softmax_backward(g, out, ins, node):
 
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits."""
+    x = _input_tensor(x, "log_softmax")
     d = normalize_dim(dim, x.data.ndim, "log_softmax") if x.data.ndim else None
-    shifted = _shift(x.data, d)  # subtract the max first: x - (max + log s) would round in float32
-    with np.errstate(divide="ignore"):  # a row of -inf: log(0) = -inf, as PyTorch
+    with quiet():  # a row of -inf: log(0) = -inf; a row with inf or nan: nan (as PyTorch, silently)
+        shifted = _shift(x.data, d)  # subtract the max first: x - (max + log s) would round in float32
         data = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
     return make(data, (x,), log_softmax_backward, d)
 
@@ -168,6 +177,27 @@ def _row_indices(n: int):
     return rows
 
 
+def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor:
+    """Run ``loss_fn``, defined on (N, C) scores, for one sample (C,) or for (N, C, d1, ...).
+
+    One sample is a batch of one; extra dimensions put the classes last and
+    make one row per position (targets (N, d1, ...)), as PyTorch's losses do.
+    """
+    shape = scores.shape
+    if len(shape) == 0:
+        raise ValueError(f"{op}: the input needs a class dimension, got a 0-d tensor")
+    if len(shape) == 1:
+        t = _class_targets(target, 1, shape[0], shape, op)
+        loss = loss_fn(scores.reshape(1, shape[0]), t.reshape(1), reduction)
+        return loss.reshape(()) if reduction == "none" else loss
+    t = target.data if isinstance(target, Tensor) else to_array(target)
+    if t.shape != (shape[0],) + shape[2:]:
+        raise ValueError(f"{op}: an input of shape {shape} needs targets of shape {(shape[0],) + shape[2:]}, got {t.shape}")
+    rows = scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
+    loss = loss_fn(rows, t.reshape(-1), reduction)
+    return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
+
+
 def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of ``logits`` (N, C) against integer classes ``target`` (N,).
 
@@ -182,21 +212,8 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
         logits = Tensor(logits)
     x = logits.data
     shape = x.shape
-    if x.ndim == 0:
-        raise ValueError("cross_entropy: logits need a class dimension, got a 0-d tensor")
-    if x.ndim == 1:  # one sample
-        t = _class_targets(target, 1, shape[0], shape, "cross_entropy")
-        loss = cross_entropy(logits.reshape(1, shape[0]), t.reshape(1), reduction)
-        return loss.reshape(()) if reduction == "none" else loss
-    if x.ndim > 2:  # (N, C, d1, ...): classes last, then one row per position
-        t = target.data if isinstance(target, Tensor) else to_array(target)
-        if t.shape != (shape[0],) + shape[2:]:
-            raise ValueError(
-                f"cross_entropy: logits of shape {shape} need targets of shape {(shape[0],) + shape[2:]}, got {t.shape}"
-            )
-        rows = logits.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
-        loss = cross_entropy(rows, t.reshape(-1), reduction)
-        return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
+    if x.ndim != 2:
+        return _by_rows(cross_entropy, logits, target, reduction, "cross_entropy")
     n, classes = shape
     t = _class_targets(target, n, classes, shape, "cross_entropy")
     if x.dtype.kind not in "fc":
@@ -215,7 +232,7 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):
                 return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
-        shifted = _shift(x, 1)  # infinite maxima replaced by 0, so finite logits stay finite
+        shifted = _shift(x, 1)  # rows of -inf shifted by 0: their -inf stay -inf
         e, s, losses = _softmax_terms(shifted, rows, t)
         loss = _reduce(losses, reduction)
     finally:
@@ -231,10 +248,15 @@ def _softmax_terms(shifted, rows, t):
 
 
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of integer classes given log-probabilities (N, C)."""
+    """Negative log-likelihood of integer classes given log-probabilities (N, C).
+
+    ``loss_i = -log_probs[i, target_i]``, reduced as :func:`cross_entropy`; one
+    sample (C,) and extra dimensions (N, C, d1, ...) work as there.
+    """
     _check_reduction(reduction, "nll_loss")
+    log_probs = _input_tensor(log_probs, "nll_loss")
     if log_probs.ndim != 2:
-        raise ValueError(f"nll_loss: expects log-probabilities of shape (N, C), got {log_probs.shape}")
+        return _by_rows(nll_loss, log_probs, target, reduction, "nll_loss")
     n, classes = log_probs.shape
     t = _class_targets(target, n, classes, log_probs.shape, "nll_loss")
     picked = -log_probs[np.arange(n), t]
@@ -246,6 +268,25 @@ def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
 # ---------------------------------------------------------------------------
 # regression and binary losses
 # ---------------------------------------------------------------------------
+
+
+def _input_tensor(x, op: str) -> Tensor:
+    """A loss's or activation's input as a Tensor (a NumPy array or a list is wrapped, as cross_entropy does)."""
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except TypeError as error:
+        raise TypeError(f"{op}: input must be a Tensor or an array, got {type(x).__name__} ({error})") from None
+
+
+def _target_like(target, input: Tensor) -> Tensor:
+    """``target`` as a Tensor of ``input``'s dtype (a cast that stays in the graph if it needs a gradient)."""
+    if not isinstance(target, Tensor):
+        return Tensor(to_array(target, input.dtype))
+    if target.dtype == input.dtype:
+        return target
+    return target.astype(input.dtype) if target.requires_grad else constant(target.data.astype(input.dtype))
 
 
 def _same_shape(a: Tensor, b: Tensor, op: str) -> None:
@@ -265,7 +306,8 @@ def mse_loss_backward(g, out, ins, node):
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((input - target)^2)`` (same shapes required)."""
     _check_reduction(reduction, "mse_loss")
-    target = target if isinstance(target, Tensor) else Tensor(to_array(target, input.dtype))
+    input = _input_tensor(input, "mse_loss")
+    target = _target_like(target, input)
     _same_shape(input, target, "mse_loss")
     d = input.data - target.data
     return make(_reduce(d * d, reduction), (input, target), mse_loss_backward, reduction)
@@ -286,12 +328,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
     ``-(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))`` but never overflows.
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    target = target if isinstance(target, Tensor) else Tensor(to_array(target, input.dtype))
+    input = _input_tensor(input, "binary_cross_entropy_with_logits")
+    target = _target_like(target, input)
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     x, y = input.data, target.data
-    if y.dtype != x.dtype:
-        y = y.astype(x.dtype)
-        target = constant(y) if not target.requires_grad else target.astype(x.dtype)
     losses = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
     return make(_reduce(losses, reduction), (input, target), bce_with_logits_backward, reduction)
 
@@ -311,6 +351,9 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) ->
 
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
+    x = _input_tensor(x, "dropout")
+    if x.data.dtype.kind not in "fc":  # the 1/(1-p) scale would be truncated: a wrong expected value
+        raise TypeError(f"dropout: needs a floating tensor, got dtype {x.data.dtype}")
     if not training or p == 0.0:
         return x
     dtype = x.data.dtype if x.data.dtype in (np.float32, np.float64) else np.float32
