@@ -5,8 +5,11 @@ The file is a plain NumPy ``.npz`` archive (a zip of ``.npy`` arrays), read with
 it never unpickles and never executes anything from the file.
 
 What can be saved: a ``dict`` with string keys whose values are Tensors, NumPy
-arrays, Python numbers/bools/strings/``None``, lists, tuples or nested dicts of
-those (dict keys may be strings or integers, as in an optimizer's state dict).
+arrays, NumPy scalars, Python numbers/bools/strings/``None``, lists, tuples or
+nested dicts of those (dict keys may be strings or integers, as in an
+optimizer's state dict), nested at most 100 containers deep (``_MAX_DEPTH``)
+and without reference cycles.  NumPy scalars keep their dtype (``np.float32(0.1)``
+comes back as ``np.float32``).
 A model's ``state_dict()`` is stored with its keys as the archive's entry names,
 so ``numpy.load`` shows ``fc1.weight`` and friends; the layout of nested values
 is kept in one extra JSON entry, ``__taugrad__``.
@@ -14,18 +17,24 @@ is kept in one extra JSON entry, ``__taugrad__``.
 Writes are atomic: the archive is written to a temporary file in the target's
 directory, flushed to disk (``fsync``) and renamed over the target with
 ``os.replace``.  A save that fails or is interrupted leaves the previous file
-untouched and removes its temporary file.
+untouched and removes its temporary file.  The result has the permissions
+``open(path, "wb")`` would give it: an overwritten file keeps its mode, a new one
+gets ``0o666`` less the umask; a ``path`` that is a symbolic link is written
+through (the file it points to is replaced, the link stays).
 
 Errors: a missing file is ``FileNotFoundError``, a directory path is
 ``IsADirectoryError``, and a file that is not a valid checkpoint (pickled
-objects, truncated or random bytes, unsupported array types, a malformed
-layout) is :class:`CheckpointError`, each with a one-line message.
+objects, PyTorch checkpoints, archive members that are not ``.npy`` arrays,
+truncated or random bytes, unsupported array types, a malformed or absurdly
+nested layout) is :class:`CheckpointError`, each with a one-line message.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
-import tempfile
+import secrets
+import stat
 import zipfile
 from typing import Any, Dict, Tuple
 
@@ -38,6 +47,10 @@ _FORMAT = "taugrad-checkpoint"
 _VERSION = 1
 # numeric and boolean arrays only: no object, void (structured) or string arrays
 _ARRAY_KINDS = set("biufc")
+# Containers (dicts, lists, tuples) may nest this deep, the top-level dict included.  Real
+# state dicts nest a handful of levels; the limit keeps both save and load far from Python's
+# recursion limit, so a hostile layout gets a CheckpointError rather than a RecursionError.
+_MAX_DEPTH = 100
 
 
 class CheckpointError(ValueError):
@@ -60,6 +73,9 @@ class _Flattener:
 
     def __init__(self) -> None:
         self.arrays: Dict[str, np.ndarray] = {}
+        # id -> path of the containers being flattened right now (the current branch only,
+        # so a list shared by two keys is fine and only a true cycle is refused)
+        self.open_containers: Dict[int, str] = {}
 
     def entry_name(self, path: str) -> str:
         name, n = path or "value", 1
@@ -75,14 +91,20 @@ class _Flattener:
         self.arrays[name] = array
         return {"tensor" if is_tensor else "array": name}
 
-    def layout(self, value: Any, path: str) -> Any:
-        child = (lambda key: f"{path}.{key}" if path else str(key))
+    def add_scalar(self, scalar: np.generic, path: str) -> dict:
+        if scalar.dtype.kind not in _ARRAY_KINDS:  # np.str_ and the like: stored as what .item() gives
+            return self.layout(scalar.item(), path, depth=0)
+        # a 0-d entry keeps the dtype (float32, uint64, bool_...) that .item() would lose
+        return {"scalar": self.add_array(np.asarray(scalar), path, is_tensor=False)["array"]}
+
+    def layout(self, value: Any, path: str, depth: int) -> Any:
+        """Layout of ``value`` found at ``path`` inside ``depth`` containers."""
         if _is_tensor(value):
             return self.add_array(value.data, path, is_tensor=True)
         if isinstance(value, np.ndarray):
             return self.add_array(value, path, is_tensor=False)
-        if isinstance(value, np.generic):
-            return self.layout(value.item(), path)
+        if isinstance(value, np.generic):  # before float: np.float64 is a float subclass
+            return self.add_scalar(value, path)
         if value is None or isinstance(value, (bool, str)):
             return {"value": value}
         if isinstance(value, int):
@@ -90,17 +112,40 @@ class _Flattener:
         if isinstance(value, float):
             # JSON has no inf/nan: keep floats as 0-d arrays
             return {"float": self.add_array(np.asarray(value, np.float64), path, False)["array"]}
+        if isinstance(value, (dict, list, tuple)):
+            self.enter(value, path, depth + 1)
+            try:
+                return self.container_layout(value, path, depth + 1)
+            finally:
+                del self.open_containers[id(value)]
+        raise TypeError(f"cannot save {path or 'value'}: unsupported type {type(value).__name__}")
+
+    def enter(self, container: Any, path: str, depth: int) -> None:
+        """Refuse a container that contains itself or nests too deep; else mark it open."""
+        ancestor = self.open_containers.get(id(container))
+        if ancestor is not None:
+            what = f"{ancestor}, which contains it" if ancestor else f"the saved {type(container).__name__} itself"
+            raise ValueError(f"cannot save {path or 'value'}: reference cycle (it is {what})")
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"cannot save {_shorten(path)}: nested more than {_MAX_DEPTH} containers deep")
+        self.open_containers[id(container)] = path
+
+    def container_layout(self, value: Any, path: str, depth: int) -> dict:
+        child = (lambda key: f"{path}.{key}" if path else str(key))
         if isinstance(value, dict):
             items = []
             for key, item in value.items():
                 if isinstance(key, bool) or not isinstance(key, (str, int)):
                     raise TypeError(f"cannot save {path or 'value'}: dict keys must be str or int, got {key!r}")
-                items.append([key, self.layout(item, child(key))])
+                items.append([key, self.layout(item, child(key), depth)])
             return {"dict": items}
-        if isinstance(value, (list, tuple)):
-            kind = "list" if isinstance(value, list) else "tuple"
-            return {kind: [self.layout(item, child(i)) for i, item in enumerate(value)]}
-        raise TypeError(f"cannot save {path or 'value'}: unsupported type {type(value).__name__}")
+        kind = "list" if isinstance(value, list) else "tuple"
+        return {kind: [self.layout(item, child(i), depth) for i, item in enumerate(value)]}
+
+
+def _shorten(path: str, limit: int = 60) -> str:
+    """``path`` cut to ``limit`` characters, so that a message about deep nesting stays readable."""
+    return path if len(path) <= limit else path[:limit] + "..."
 
 
 def _write_npz(file: Any, arrays: Dict[str, np.ndarray]) -> None:
@@ -119,11 +164,17 @@ def save(obj: Any, path: "str | os.PathLike[str]") -> None:
     """Save ``obj`` (typically a ``state_dict()``) to ``path`` atomically.
 
     The previous content of ``path``, if any, is replaced only once the new file
-    is complete and on disk.  Raises ``TypeError`` for values that cannot be
-    stored without pickling, ``FileNotFoundError`` when the directory does not
-    exist and ``IsADirectoryError`` when ``path`` is a directory.
+    is complete and on disk.  If ``path`` is a symbolic link, the file it points
+    to is replaced and the link kept, as ``open(path, "wb")`` would do (a dangling
+    link gets its target created).  An existing file keeps its permission bits;
+    a new one gets ``0o666`` less the umask.
+
+    Raises ``TypeError`` for values that cannot be stored without pickling,
+    ``ValueError`` for a reference cycle or nesting deeper than ``_MAX_DEPTH``,
+    ``FileNotFoundError`` when the directory does not exist and
+    ``IsADirectoryError`` when ``path`` is a directory.
     """
-    path = os.fspath(path)
+    path = _follow_symlinks(os.fspath(path))
     if not isinstance(obj, dict):
         raise TypeError(f"taugrad.save expects a dict such as model.state_dict(), got {type(obj).__name__}")
     if os.path.isdir(path):
@@ -133,13 +184,14 @@ def save(obj: Any, path: "str | os.PathLike[str]") -> None:
         raise FileNotFoundError(f"cannot save checkpoint: directory {directory!r} does not exist")
 
     flattener = _Flattener()
-    layout = flattener.layout(obj, "")
+    layout = flattener.layout(obj, "", depth=0)
     header = {"format": _FORMAT, "version": _VERSION, "layout": layout}
     arrays = dict(flattener.arrays)
     arrays[_LAYOUT_ENTRY] = np.array(json.dumps(header))  # a 0-d unicode array, no pickling
 
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".npz.tmp", dir=directory)
+    fd, temporary = _create_temporary(path)
     try:
+        _keep_existing_mode(fd, temporary, path)
         with os.fdopen(fd, "wb") as file:
             _write_npz(file, arrays)
             file.flush()
@@ -152,6 +204,50 @@ def save(obj: Any, path: "str | os.PathLike[str]") -> None:
             pass
         raise
     _fsync_directory(directory)
+
+
+def _follow_symlinks(path: str) -> str:
+    """The file that ``path`` names once symbolic links are followed, as ``open`` would.
+
+    Replacing the link itself would turn it into a regular file and leave the file it
+    points to stale.
+    """
+    if not os.path.islink(path):
+        return path  # not resolved further, so messages show the path as given
+    resolved = os.path.realpath(path)
+    if os.path.islink(resolved):  # realpath stops where the links go round in a loop
+        raise OSError(errno.ELOOP, f"cannot save checkpoint: {path!r} is a loop of symbolic links")
+    return resolved
+
+
+def _create_temporary(path: str) -> Tuple[int, str]:
+    """Create a new, empty temporary file next to ``path``; returns ``(fd, name)``.
+
+    Created with mode ``0o666`` so that the kernel applies the umask (and any default
+    ACL) exactly as for ``open(path, "wb")``; ``tempfile.mkstemp`` would make it 0600,
+    and reading the umask means setting it, which races with other threads.
+    """
+    directory, base = os.path.split(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        temporary = os.path.join(directory, f".{base}.{secrets.token_hex(4)}.npz.tmp")
+        try:
+            return os.open(temporary, flags, 0o666), temporary
+        except FileExistsError:  # O_EXCL: never reuse (or follow a link at) an existing name
+            continue
+    raise FileExistsError(f"cannot save checkpoint: no free temporary file name in {directory!r}")
+
+
+def _keep_existing_mode(fd: int, temporary: str, path: str) -> None:
+    """Give the temporary file the permission bits of the file it will replace, if any."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return  # a new checkpoint: the umask-derived mode from _create_temporary stands
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+    else:  # Windows before Python 3.13
+        os.chmod(temporary, mode)
 
 
 def _fsync_directory(directory: str) -> None:
@@ -185,11 +281,15 @@ def _read_archive(path: str) -> Dict[str, np.ndarray]:
             raise CheckpointError(f"{where}: a single .npy array, not an .npz archive")
         raise CheckpointError(f"{where}: not an .npz archive (unrecognised content)")
     try:
+        with zipfile.ZipFile(path) as archive:
+            _check_members(archive.namelist(), where)
         archive = np.load(path, allow_pickle=False)
         try:
             return {name: archive[name] for name in archive.files}
         finally:
             archive.close()
+    except CheckpointError:
+        raise
     except ValueError as err:
         if "pickle" in str(err).lower():
             raise CheckpointError(f"{where}: it contains pickled Python objects, which are never loaded") from None
@@ -198,6 +298,23 @@ def _read_archive(path: str) -> Dict[str, np.ndarray]:
         raise CheckpointError(
             f"{where}: the file is truncated or corrupt ({type(err).__name__}: {_first_line(err)})"
         ) from None
+
+
+def _check_members(names: "list[str]", where: str) -> None:
+    """Refuse an archive holding anything but ``.npy`` arrays, before NumPy reads it.
+
+    ``np.load`` would hand such a member back as raw bytes.  A PyTorch checkpoint is a
+    zip too, whose ``data.pkl`` member only unpickling could read.
+    """
+    pickled = [name for name in names if name.endswith(".pkl")]
+    if pickled:
+        raise CheckpointError(
+            f"{where}: it looks like a PyTorch/pickle checkpoint (member {pickled[0]!r}), "
+            "which taugrad does not load because unpickling can run code"
+        )
+    for name in names:
+        if not name.endswith(".npy"):
+            raise CheckpointError(f"{where}: member {name!r} is not a .npy array, so this is not an .npz checkpoint")
 
 
 def _first_line(err: BaseException) -> str:
@@ -209,7 +326,7 @@ def load(path: "str | os.PathLike[str]") -> Any:
     """Load a checkpoint written by :func:`save`; returns the saved object.
 
     Tensors come back as Tensors (leaves, ``requires_grad=False``), arrays as
-    arrays, numbers as numbers.  A plain ``.npz`` written by ``numpy.savez``
+    arrays, NumPy scalars as NumPy scalars of their dtype, numbers as numbers.  A plain ``.npz`` written by ``numpy.savez``
     (no layout entry) loads as a dict of Tensors keyed by entry name.
     """
     path = os.fspath(path)
@@ -228,10 +345,7 @@ def load(path: "str | os.PathLike[str]") -> Any:
     header_array = arrays.pop(_LAYOUT_ENTRY)
     if header_array.dtype.kind != "U" or header_array.shape != ():
         raise CheckpointError(f"{where}: malformed {_LAYOUT_ENTRY} entry")
-    try:
-        header = json.loads(str(header_array[()]))
-    except json.JSONDecodeError:
-        raise CheckpointError(f"{where}: malformed {_LAYOUT_ENTRY} entry (not JSON)") from None
+    header = _parse_header(str(header_array[()]), where)
     if not isinstance(header, dict) or header.get("format") != _FORMAT:
         raise CheckpointError(f"{where}: not a taugrad checkpoint")
     if header.get("version") != _VERSION:
@@ -242,8 +356,26 @@ def load(path: "str | os.PathLike[str]") -> Any:
         raise CheckpointError(f"{where}: malformed layout ({_first_line(err)})") from None
 
 
-def _rebuild(node: Any, arrays: Dict[str, np.ndarray]) -> Any:
-    """Inverse of ``_Flattener.layout``; only builds data, never calls anything named in the file."""
+def _parse_header(text: str, where: str) -> Any:
+    """The JSON of the layout entry; anything JSON parsing can throw becomes CheckpointError."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise CheckpointError(f"{where}: malformed {_LAYOUT_ENTRY} entry (not JSON)") from None
+    except RecursionError:  # far deeper than _MAX_DEPTH: json recurses once per level
+        raise CheckpointError(f"{where}: malformed {_LAYOUT_ENTRY} entry (nested too deeply to parse)") from None
+    except ValueError:  # the one other failure: an integer over Python's int-conversion digit limit
+        raise CheckpointError(
+            f"{where}: malformed {_LAYOUT_ENTRY} entry (an integer in it has too many digits)"
+        ) from None
+
+
+def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
+    """Inverse of ``_Flattener.layout``; only builds data, never calls anything named in the file.
+
+    ``depth`` counts the containers around ``node``; past ``_MAX_DEPTH`` the layout is
+    refused, as save refuses to write it.
+    """
     if not isinstance(node, dict) or len(node) != 1:
         raise ValueError(f"unexpected layout node {str(node)[:60]}")
     ((kind, content),) = node.items()
@@ -251,24 +383,33 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray]) -> Any:
         return _make_tensor(arrays[content])
     if kind == "array":
         return arrays[content]
+    if kind == "scalar":
+        scalar = arrays[content]
+        if scalar.shape != ():
+            raise ValueError(f"scalar entry {content!r} has shape {scalar.shape}, expected ()")
+        return scalar[()]  # a NumPy scalar of the saved dtype
     if kind == "float":
         return float(arrays[content])
     if kind == "value":
         if content is not None and not isinstance(content, (bool, int, str)):
             raise ValueError(f"unexpected value {content!r}")
         return content
+    if kind in ("dict", "list", "tuple"):
+        depth += 1
+        if depth > _MAX_DEPTH:
+            raise ValueError(f"nested more than {_MAX_DEPTH} containers deep")
     if kind == "dict":
         result = {}
         for pair in content:
             key, item = pair
             if isinstance(key, bool) or not isinstance(key, (str, int)):
                 raise ValueError(f"unexpected key {key!r}")
-            result[key] = _rebuild(item, arrays)
+            result[key] = _rebuild(item, arrays, depth)
         return result
     if kind == "list":
-        return [_rebuild(item, arrays) for item in content]
+        return [_rebuild(item, arrays, depth) for item in content]
     if kind == "tuple":
-        return tuple(_rebuild(item, arrays) for item in content)
+        return tuple(_rebuild(item, arrays, depth) for item in content)
     raise ValueError(f"unknown layout kind {kind!r}")
 
 
