@@ -124,7 +124,10 @@ def sub(a: Tensor, b) -> Tensor:
 def rsub(a: Tensor, b) -> Tensor:
     """``b - a`` (Python's reflected subtraction)."""
     if type(b) is float or type(b) is int:
-        return make(b - a.data, (a,), rsub_scalar_backward)
+        try:
+            return make(b - a.data, (a,), rsub_scalar_backward)
+        except (TypeError, OverflowError) as error:  # e.g. an int too large for the dtype
+            raise binary_error("sub", a, b, error) from None
     return sub(operand(b, a), a)
 
 
@@ -198,8 +201,11 @@ def div(a: Tensor, b) -> Tensor:
 def rdiv(a: Tensor, b) -> Tensor:
     """``b / a`` (Python's reflected division)."""
     if type(b) is float or type(b) is int:
-        with quiet():
-            return make(b / a.data, (a,), rdiv_scalar_backward, b)
+        try:
+            with quiet():
+                return make(b / a.data, (a,), rdiv_scalar_backward, b)
+        except (TypeError, OverflowError) as error:  # e.g. an int too large for a float
+            raise binary_error("div", a, b, error) from None
     return div(operand(b, a), a)
 
 
@@ -263,8 +269,14 @@ def pow(a: Tensor, b) -> Tensor:
 def rpow(a: Tensor, b) -> Tensor:
     """``b ** a`` (Python's reflected power)."""
     if type(b) is float or type(b) is int:
-        with quiet():
-            return make(b**a.data, (a,), rpow_scalar_backward, b)
+        try:
+            with quiet():
+                data = b**a.data
+        except ValueError as error:  # integers to negative integer powers
+            raise ValueError(f"pow: {error}") from None
+        except (TypeError, OverflowError) as error:
+            raise binary_error("pow", a, b, error) from None
+        return make(data, (a,), rpow_scalar_backward, b)
     return pow(operand(b, a), a)
 
 
@@ -590,6 +602,8 @@ def astype(a: Tensor, dtype) -> Tensor:
     dtype = _dtype_of(dtype)
     if dtype == a.data.dtype:
         return a
+    if dtype.kind not in "biufc":  # object, string, datetime: not numbers, nothing to compute with
+        raise TypeError(f"astype: a tensor holds numbers, not dtype {dtype}")
     data = a.data.astype(dtype)
     if dtype.kind not in "fc":
         return constant(data)
@@ -632,6 +646,9 @@ def _compare(op: str, fn):
             raise ValueError(
                 f"{op}: shapes {a.shape} and {np.shape(bd)} cannot broadcast"
             ) from None
+        except TypeError:  # e.g. & on floats: NumPy's message names a ufunc and a casting rule
+            b_dtype = b.dtype if isinstance(b, Tensor) else np.result_type(bd)
+            raise TypeError(f"{op}: not supported for {a.dtype} and {b_dtype} operands") from None
 
     compare.__name__ = op
     compare.__doc__ = f"Elementwise ``{op}`` as a bool tensor (no gradient)."
@@ -653,7 +670,9 @@ bitwise_xor = _compare("xor", np.bitwise_xor)  # ``^``
 
 
 def logical_not(a: Tensor) -> Tensor:
-    """Elementwise not (``~a`` for bool tensors)."""
+    """Elementwise not (``~a`` for bool tensors; bitwise not for integers)."""
     if a.data.dtype != np.bool_:
+        if a.data.dtype.kind not in "iu":
+            raise TypeError(f"~ (bitwise not): needs a bool or integer tensor, got dtype {a.dtype}")
         return constant(np.invert(a.data))
     return constant(np.logical_not(a.data))

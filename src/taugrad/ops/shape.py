@@ -42,6 +42,8 @@ def reshape_backward(g, out, ins, node):
 def reshape(x: Tensor, *shape) -> Tensor:
     """The same elements in a new shape (one size may be -1); also ``view``."""
     shape = _shape_args(shape, "reshape")
+    if builtins.any(n < -1 for n in shape):  # NumPy takes any negative size as -1
+        raise ValueError(f"reshape: invalid size in {shape}: sizes are >= 0, or -1 for the one inferred")
     try:
         data = x.data.reshape(shape)
     except ValueError:
@@ -287,10 +289,13 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
     """
     if mode != "constant":
         raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+        raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
     ndim = x.data.ndim
     if len(pad) and isinstance(pad[0], (tuple, list)):  # NumPy style, first axis first
-        if len(pad) != ndim:
-            raise ValueError(f"pad: {len(pad)} (before, after) pairs for a tensor with {ndim} dimensions")
+        if len(pad) != ndim or builtins.any(len(pair) != 2 for pair in pad):
+            raise ValueError(f"pad: NumPy-style widths are one (before, after) pair per dimension ({ndim}), "
+                             f"got {tuple(pad)}")
         widths = [tuple(operator.index(w) for w in pair) for pair in pad]
     else:
         if len(pad) % 2 or len(pad) // 2 > ndim:
