@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import taugrad
-from taugrad import optim
+from taugrad import nn, optim
 from taugrad._tensor import Tensor
 
 SHAPES = [(3, 4), (4,), (2, 1, 3)]
@@ -216,3 +216,29 @@ def test_a_graph_recorded_before_a_step_refuses_to_backpropagate():
     optim.SGD([w], lr=0.1).step()
     with pytest.raises(RuntimeError, match="in-place"):
         loss.backward()
+
+
+def test_adam_state_from_torch_with_a_0d_step_loads_and_continues_the_same():
+    # torch keeps 'step' as a 0-d tensor; it was refused as "shape () vs the parameter's"
+    w = np.array([1.0, 2.0, 3.0])
+    theirs = torch.nn.Parameter(torch.tensor(w))
+    torch_opt = torch.optim.Adam([theirs], lr=0.1)
+    ours = nn.Parameter(Tensor(w.copy()))
+    for _ in range(3):
+        torch_opt.zero_grad()
+        (theirs ** 2).sum().backward()
+        torch_opt.step()
+    ours.data[...] = theirs.detach().numpy()
+    state = torch_opt.state_dict()
+    opt = optim.Adam([ours], lr=0.1)
+    opt.load_state_dict({"state": {k: {n: (v.numpy() if hasattr(v, "numpy") else v) for n, v in s.items()}
+                                   for k, s in state["state"].items()},
+                         "param_groups": state["param_groups"]})
+    for _ in range(3):
+        torch_opt.zero_grad()
+        (theirs ** 2).sum().backward()
+        torch_opt.step()
+        opt.zero_grad()
+        (ours ** 2).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)

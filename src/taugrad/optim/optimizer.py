@@ -172,6 +172,9 @@ class Optimizer:
             for name, value in saved_state[index].items():
                 if value is not None and not isinstance(value, (int, float)):
                     array = value if isinstance(value, np.ndarray) else getattr(value, "data", value)
+                    if np.ndim(array) == 0:  # a counter such as 'step' (PyTorch keeps it as a 0-d tensor)
+                        entry[name] = np.asarray(array).item()
+                        continue
                     value = np.array(array, dtype=p.data.dtype)  # a copy: the state dict stays untouched
                     if value.shape != p.data.shape:
                         raise ValueError(
