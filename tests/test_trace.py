@@ -128,6 +128,12 @@ def test_every_op_has_a_written_out_rule_matching_backward():
     assert _grads(t)["c"] == pytest.approx(3 / 16 + s * (1 - s) - 1 / 16, rel=1e-12)
 
 
+def test_division_rule_is_written_out_as_the_engine_runs_it():
+    text = trace("a/b", dict(a=3.0, b=2.0)).text()
+    assert "a.grad += g / b.data = 1 / 2 -> 0.5" in text
+    assert "b.grad += -g * (L.data / b.data) = -1 * (1.5 / 2) -> -0.75" in text
+
+
 def test_random_expressions_trace_equals_backward():
     for expression in random_expressions(60, seed=11, depth=4):
         t = trace(expression.text, expression.values)

@@ -240,13 +240,19 @@ def _edges(node, g: float, name: Callable[[object], str]) -> List[Edge]:
             (a, f"{data(b)} * g", f"{n(b.data)} * {gs}", b.data * g),
             (b, f"{data(a)} * g", f"{n(a.data)} * {gs}", a.data * g),
         ]
+    if op == "/" and len(parents) == 2:  # a / b as one node: the same two divisions as the engine's div_rule
+        a, b = parents
+        return [
+            (a, f"g / {data(b)}", f"{gs} / {n(b.data)}", ieee.div(g, b.data)),
+            (b, f"-g * ({on}.data / {data(b)})", f"-{gs} * ({n(out)} / {n(b.data)})", -g * ieee.div(out, b.data)),
+        ]
     if op.startswith("**") and len(parents) == 1:  # a ** k, k a number
         (a,) = parents
         k = node._aux
         if k == 0.0:
             return [(a, "0 * g", f"0 * {gs}", 0.0)]
         return [(a, f"{n(k)} * {data(a)} ** {n(k - 1.0)} * g",
-                 f"{n(k)} * {n(a.data)} ** {n(k - 1.0)} * {gs}", k * ieee.pow(a.data, k - 1.0) * g)]
+                 f"{n(k)} * {n(a.data)} ** {n(k - 1.0)} * {gs}", k * ieee.pow_const(a.data, k - 1.0) * g)]
     if op.endswith("**") and len(parents) == 1:  # k ** b, k a number
         (b,) = parents
         k = node._aux
@@ -303,7 +309,7 @@ def _name_operand(text: str) -> str:
 def _forward_formula(node, name: Callable[[object], str], use_numbers: bool) -> str:
     op, parents = node._op, node._prev
     show = (lambda v: _operand(v.data)) if use_numbers else (lambda v: _name_operand(name(v)))
-    if op in ("+", "*") and len(parents) == 2:
+    if op in ("+", "*", "/") and len(parents) == 2:
         return f"{show(parents[0])} {op} {show(parents[1])}"
     if op == "**" and len(parents) == 2:
         return f"{show(parents[0])} ** {show(parents[1])}"

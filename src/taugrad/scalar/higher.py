@@ -35,6 +35,11 @@ def _mul(out: Value, g: Value) -> Terms:  # d(a * b) = (b, a)
     return ((a, b * g), (b, a * g))
 
 
+def _div(out: Value, g: Value) -> Terms:  # d(a / b) = (1 / b, -(a / b) / b), with out = a / b
+    a, b = out._prev
+    return ((a, g / b), (b, -g * (out / b)))
+
+
 def _pow_const(out: Value, g: Value) -> Terms:  # d(a ** k) = k a^(k-1)
     (a,) = out._prev
     k = out._aux
@@ -46,15 +51,15 @@ def _pow(out: Value, g: Value) -> Terms:  # d(a ** b) = (b a^(b-1), a^b ln a), m
     terms = []
     if b.data != 0.0:
         terms.append((a, b * a ** (b - 1.0) * g))
-    if not (a.data == 0.0 and b.data >= 0.0):
-        terms.append((b, out * a.log() * g))
+    # the masked factor is a constant 0 that g is still multiplied by (inf * 0 = nan)
+    terms.append((b, g * 0.0 if (a.data == 0.0 and b.data >= 0.0) else out * a.log() * g))
     return tuple(terms)
 
 
-def _rpow_const(out: Value, g: Value) -> Terms:  # d(k ** b) = k^b ln k
+def _rpow_const(out: Value, g: Value) -> Terms:  # d(k ** b) = k^b ln k, masked as _pow
     (b,) = out._prev
     k = out._aux
-    return () if (k == 0.0 and b.data >= 0.0) else ((b, out * ieee.log(k) * g),)
+    return ((b, g * 0.0 if (k == 0.0 and b.data >= 0.0) else out * ieee.log(k) * g),)
 
 
 def _relu(out: Value, g: Value) -> Terms:  # d relu(a) = 1 where out > 0: a constant mask
@@ -104,6 +109,7 @@ def _neuron_tanh(out: Value, g: Value) -> Terms:
 GRAPH_RULES: Dict[Callable[[Value], None], Callable[[Value, Value], Terms]] = {
     v.add_rule: _add,
     v.mul_rule: _mul,
+    v.div_rule: _div,
     v.pow_const_rule: _pow_const,
     v.pow_rule: _pow,
     v.rpow_const_rule: _rpow_const,
@@ -128,13 +134,21 @@ def _graph_rule(node: Value) -> Callable[[Value, Value], Terms]:
     return rule
 
 
-def graph_gradients(outputs: Sequence[Value], seeds: Sequence[Value]) -> Dict[Value, Value]:
-    """``{node: dL/d node}`` as differentiable Values, for every node reached, where
-    ``L = sum_i seeds[i] * outputs[i]``."""
+def graph_gradients(
+    outputs: Sequence[Value], seeds: Sequence[Value], order: Optional[List[Value]] = None
+) -> Dict[Value, Value]:
+    """``{node: dL/d node}`` as differentiable Values, where ``L = sum_i seeds[i] * outputs[i]``.
+
+    A node is missing when no gradient term reached it: it is unreachable, or
+    every path to it is masked (``relu`` below 0, ``x ** 0``).  ``order`` is
+    ``topological_order(outputs)`` if the caller already has it.
+    """
     grads: Dict[Value, Value] = {}
     for out, seed in zip(outputs, seeds):
         grads[out] = grads[out] + seed if out in grads else seed
-    for node in reversed(topological_order(outputs)):
+    if order is None:
+        order = topological_order(outputs)
+    for node in reversed(order):
         g = grads.get(node)
         if g is None:
             continue
@@ -168,8 +182,10 @@ def grad(
     """d(sum_i grad_outputs[i] * outputs[i]) / d inputs for ``Value`` graphs; ``.grad`` is untouched.
 
     Returns a tuple with one entry per input: a float, or a differentiable
-    ``Value`` with ``create_graph=True``.  An input the outputs do not depend on
-    is an error unless ``allow_unused=True`` (then its entry is ``None``).
+    ``Value`` with ``create_graph=True``.  As in PyTorch, an input is *used* when
+    the graph reaches it from the outputs; a used input whose every gradient term
+    is masked (``relu`` below 0, ``x ** 0``) gets 0.  An input the graph does not
+    reach is an error unless ``allow_unused=True`` (then its entry is ``None``).
     """
     outputs = _as_list(outputs, "outputs")
     inputs = _as_list(inputs, "inputs")
@@ -180,14 +196,32 @@ def grad(
         seeds = [g if isinstance(g, Value) else Value(g) for g in given]
         if len(seeds) != len(outputs):
             raise ValueError(f"grad: {len(seeds)} grad_outputs for {len(outputs)} outputs")
-    grads = graph_gradients(outputs, seeds)
+    order = topological_order(outputs)
+    grads = graph_gradients(outputs, seeds, order)
+    reached = _reached(outputs, order)
     result = []
     for index, x in enumerate(inputs):
         g = grads.get(x)
-        if g is None and not allow_unused:
-            raise ValueError(f"grad: input {index} ({x!r}) is not used to compute the outputs; pass allow_unused=True")
-        result.append(g if (g is None or create_graph) else g.data)
+        if g is None:
+            if x not in reached:
+                if not allow_unused:
+                    raise ValueError(
+                        f"grad: input {index} ({x!r}) is not used to compute the outputs; pass allow_unused=True"
+                    )
+                result.append(None)
+                continue
+            g = Value(0.0)  # used, but every path to it is masked: d/dx is 0
+        result.append(g if create_graph else g.data)
     return tuple(result)
+
+
+def _reached(outputs: Sequence[Value], order: Sequence[Value]) -> set:
+    """Every node the graph reaches from ``outputs``: the outputs, the interior
+    nodes in ``order`` and their parents (which include the leaves)."""
+    reached = set(outputs)
+    for node in order:
+        reached.update(node._prev)
+    return reached
 
 
 def _as_list(x: Any, name: str) -> List[Value]:

@@ -34,6 +34,27 @@ def pow(base: float, exponent: float) -> float:  # noqa: A001 - mirrors math.pow
     return _numpy_float(np.power, base, exponent)
 
 
+def pow_const(base: float, exponent: float) -> float:
+    """``base ** exponent`` for a constant exponent, evaluated as PyTorch does.
+
+    PyTorch computes ``x ** 0.5`` as ``sqrt(x)`` and ``x ** -0.5`` as
+    ``1 / sqrt(x)``.  They differ from IEEE ``pow`` at the signed edges:
+    ``sqrt(-0) = -0`` (``pow``: +0), ``1 / sqrt(-0) = -inf`` (``pow``: +inf),
+    ``sqrt(-inf) = nan`` (``pow``: +inf), and ``1 / sqrt`` rounds twice.
+    ``math.sqrt`` is correctly rounded, as IEEE-754 requires.
+    """
+    if exponent == 0.5 or exponent == -0.5:
+        root = math.sqrt(base) if base >= 0.0 else NAN  # -0.0 >= 0.0: sqrt(-0) = -0
+        return root if exponent == 0.5 else div(1.0, root)
+    try:  # pow's body, inlined: this runs for every ``a ** k`` and its rule
+        result = base**exponent
+        if result.__class__ is float:
+            return result
+    except (ZeroDivisionError, OverflowError):
+        pass
+    return _numpy_float(np.power, base, exponent)
+
+
 def div(numerator: float, denominator: float) -> float:
     """``numerator / denominator`` as IEEE-754: ``1/0 = inf``, ``0/0 = nan``, ``1/-0. = -inf``."""
     try:

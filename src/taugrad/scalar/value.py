@@ -6,7 +6,7 @@ stores its ``data``, its ``grad`` (d final output / d this value), its parents
 orders the graph topologically and runs the rules in reverse, accumulating with
 ``+=`` because a value may reach the output along several paths.
 
-It runs code written for micrograd unchanged, with three differences a user can
+It runs code written for micrograd unchanged, with four differences a user can
 only notice as improvements:
 
 * Local rules are module-level functions ``rule(out)`` stored in ``out._rule``
@@ -18,6 +18,8 @@ only notice as improvements:
   leaves exactly as PyTorch does with ``retain_graph=True``.
 * Arithmetic follows IEEE-754 like PyTorch float64: ``exp(1000)`` is ``inf``,
   ``log(0)`` is ``-inf``, ``(-8) ** 0.5`` is ``nan``, never an exception.
+* ``a / b`` is one node and one IEEE division, not micrograd's ``a * b**-1``
+  (see ``Value.__truediv__``); ``_op`` is ``'/'`` and ``_prev`` is ``(a, b)``.
 """
 from __future__ import annotations
 
@@ -88,7 +90,7 @@ class Value:
         if not _is_real(other):
             return NotImplemented
         k = float(other)
-        out = _node(ieee.pow(self.data, k), (self,), _power_label(k), pow_const_rule)
+        out = _node(ieee.pow_const(self.data, k), (self,), _power_label(k), pow_const_rule)
         out._aux = k
         return out
 
@@ -122,6 +124,29 @@ class Value:
         # s = 1 / (1 + e^-a):  ds/da = s * (1 - s)
         return _node(ieee.sigmoid(self.data), (self,), "sigmoid", sigmoid_rule)
 
+    def __truediv__(self, other: Any) -> "Value":
+        """c = a / b in one IEEE division:  dc/da = 1 / b,  dc/db = -(a / b) / b.
+
+        micrograd builds ``a * b**-1``: two nodes and two roundings, so
+        ``49 / 49`` is 0.9999999999999999, and ``b**-1`` leaves the float range
+        long before ``a / b`` does (``1e-310 / 1e-310`` was inf).  Its gradient
+        ``-a * b**-2`` squares ``b``: nan, inf or 0 for ``|b|`` beyond about
+        1e+-154 where PyTorch's ``-(a / b) / b`` is finite.  One ``'/'`` node
+        with parents ``(a, b)`` gives PyTorch float64's value and gradients.
+        """
+        if other.__class__ is not Value:
+            other = _coerce(other)
+            if other is NotImplemented:
+                return NotImplemented
+        return _node(ieee.div(self.data, other.data), (self, other), "/", div_rule)
+
+    def __rtruediv__(self, other: Any) -> "Value":
+        """c = k / a for a number k: the same ``'/'`` node, k a constant leaf."""
+        other = _coerce(other)
+        if other is NotImplemented:
+            return NotImplemented
+        return other / self
+
     # -- derived ops: built from the ones above, so they need no rule --------
     def __neg__(self) -> "Value":  # -a = a * -1
         return self * -1.0
@@ -132,13 +157,6 @@ class Value:
             if other is NotImplemented:
                 return NotImplemented
         return self + (-other)
-
-    def __truediv__(self, other: Any) -> "Value":  # a / b = a * b**-1
-        if not isinstance(other, Value):
-            other = _coerce(other)
-            if other is NotImplemented:
-                return NotImplemented
-        return self * other**-1
 
     def __radd__(self, other: Any) -> "Value":  # k + a
         return self + other
@@ -151,12 +169,6 @@ class Value:
         if other is NotImplemented:
             return NotImplemented
         return other + (-self)
-
-    def __rtruediv__(self, other: Any) -> "Value":  # k / a = k * a**-1
-        other = _coerce(other)
-        if other is NotImplemented:
-            return NotImplemented
-        return other * self**-1
 
     # -- reverse accumulation ------------------------------------------------
     def backward(self, create_graph: bool = False) -> None:
@@ -274,35 +286,55 @@ def mul_rule(out: Value) -> None:
     b.grad += a.data * g
 
 
+def div_rule(out: Value) -> None:
+    """out = a / b:  a.grad += g / b;  b.grad += -g * (out / b)   (out / b = (a / b) / b).
+
+    PyTorch's rules: dividing twice never squares ``b``, so the gradient stays
+    finite wherever ``(a / b) / b`` is (``b * b`` over/underflows past 1e+-154).
+    """
+    a, b = out._prev
+    g = out.grad
+    y = b.data
+    a.grad += ieee.div(g, y)
+    b.grad += -g * ieee.div(out.data, y)
+
+
 def pow_const_rule(out: Value) -> None:
-    """out = a ** k:  a.grad += k * a**(k-1) * g  (0 when k == 0, as PyTorch)."""
+    """out = a ** k:  a.grad += k * a**(k-1) * g  (exactly 0 when k == 0, as PyTorch).
+
+    ``a**(k-1)`` is evaluated as the forward pass evaluates it (``ieee.pow_const``:
+    sqrt for k - 1 = 0.5), so ``(-inf) ** 1.5`` has PyTorch's gradient nan.
+    """
     (a,) = out._prev
     k = out._aux
     if k != 0.0:
-        a.grad += k * ieee.pow(a.data, k - 1.0) * out.grad
+        a.grad += k * ieee.pow_const(a.data, k - 1.0) * out.grad
 
 
 def pow_rule(out: Value) -> None:
-    """out = a ** b:  a.grad += b * a**(b-1) * g;  b.grad += out * ln(a) * g.
+    """out = a ** b:  a.grad += b * a**(b-1) * g;  b.grad += g * (out * ln(a)).
 
-    As in PyTorch, the exponent's gradient is 0 where a == 0 and b >= 0 (the
-    limit of a**b * ln(a)), and the base's gradient is 0 where b == 0.
+    As in PyTorch, the base's gradient is exactly 0 where b == 0, and the
+    exponent's factor ``out * ln(a)`` is replaced by 0 where a == 0 and b >= 0
+    (the limit of a**b * ln(a)).  The gradient is still multiplied by that 0,
+    so an inf or nan ``g`` gives nan there, as PyTorch's ``g * where(...)``.
     """
     a, b = out._prev
     g = out.grad
     x, y = a.data, b.data
     if y != 0.0:
         a.grad += y * ieee.pow(x, y - 1.0) * g
-    if not (x == 0.0 and y >= 0.0):
-        b.grad += out.data * ieee.log(x) * g
+    b.grad += g * (0.0 if (x == 0.0 and y >= 0.0) else out.data * ieee.log(x))
 
 
 def rpow_const_rule(out: Value) -> None:
-    """out = k ** b:  b.grad += out * ln(k) * g  (0 where k == 0 and b >= 0)."""
+    """out = k ** b:  b.grad += g * (out * ln(k)), the factor 0 where k == 0 and b >= 0.
+
+    Masked by multiplying by 0, as in :func:`pow_rule`: an inf ``g`` gives nan.
+    """
     (b,) = out._prev
     k = out._aux
-    if not (k == 0.0 and b.data >= 0.0):
-        b.grad += out.data * ieee.log(k) * out.grad
+    b.grad += out.grad * (0.0 if (k == 0.0 and b.data >= 0.0) else out.data * ieee.log(k))
 
 
 def relu_rule(out: Value) -> None:
