@@ -83,6 +83,14 @@ def test_trace_unused_name_is_noted(capsys):
         (["trace", "a", "a=x"], "taugrad trace: error: the value of a must be a number, got 'x'"),
         (["trace", "a", "a"], "taugrad trace: error: expected NAME=VALUE, got 'a'"),
         (["trace", "a", "a=1", "--eps", "0"], "taugrad trace: error: --eps must be positive, got 0.0"),
+        (["trace", "a", "a=1", "--eps", "inf"], "taugrad trace: error: --eps must be finite, got inf"),
+        (["trace", "a", "a=1", "--eps", "nan"], "taugrad trace: error: --eps must be positive, got nan"),
+        (["gradcheck", "--eps", "inf"], "taugrad gradcheck: error: --eps must be finite, got inf"),
+        (["gradcheck", "--eps=-1e-6"], "taugrad gradcheck: error: --eps must be positive, got -1e-06"),
+        (["trace", "α*β", "α=1"], "taugrad trace: error: no value given for the name β (give it as NAME=VALUE)"),
+        (["trace", "a", "α.b=1"], "taugrad trace: error: 'α.b' is not a valid variable name (in 'α.b=1')"),
+        (["trace", "a", "if=1"], "taugrad trace: error: 'if' is not a valid variable name (in 'if=1')"),
+        (["graph", "a", "a=π"], "taugrad graph: error: the value of a must be a number, got 'π'"),
         (["graph", "a +", "a=1"], "taugrad graph: error: column 4: syntax error: invalid syntax (the expression ends too early)"),
         (["gradcheck", "--depth", "9"], "taugrad gradcheck: error: --depth must be between 1 and 8, got 9"),
         (["gradcheck", "--count", "0"], "taugrad gradcheck: error: --count must be between 1 and 100,000, got 0"),
@@ -94,9 +102,48 @@ def test_user_mistakes_are_one_line(capsys, argv, message):
     assert err == message + "\n"
 
 
+@pytest.mark.parametrize("command", ["trace", "graph"])
+def test_unicode_names_agree_with_the_parser(capsys, command):
+    code, out, err = _run(capsys, command, "α*2 + θ", "α=2", "θ=1")
+    assert code == 0 and err == ""
+    assert "α" in out and "θ" in out and "\\u" not in out
+
+
+def test_bindings_may_follow_an_option(capsys):
+    code, out, err = _run(capsys, "trace", "a*b", "--eps", "1e-4", "a=2", "b=3")
+    assert code == 0 and err == ""
+    assert "a.grad += b.data * g = 3 * 1 -> 3" in out
+    code, _, err = _run(capsys, "trace", "a", "--eps", "0", "a=1")
+    assert code == 2 and err == "taugrad trace: error: --eps must be positive, got 0.0\n"
+
+
+def test_unknown_options_are_still_refused(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["trace", "a", "a=1", "--bogus"])
+    assert info.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"taugrad {version('taugrad')}\n"
+
+
 # ---------------------------------------------------------------------------
 # graph
 # ---------------------------------------------------------------------------
+
+
+def test_graph_labels_stay_compact_for_huge_and_tiny_numbers(capsys):
+    code, out, _ = _run(capsys, "graph", "a*b", "a=1e300", "b=1e-300")
+    assert code == 0
+    assert '"{ a | data 1e+300 | grad 1e-300 }"' in out
+    assert '"{ b | data 1e-300 | grad 1e+300 }"' in out
+    assert '"{ L | data 1.0000 | grad 1.0000 }"' in out
 
 
 def test_graph_prints_dot_with_trace_names(capsys):

@@ -108,6 +108,15 @@ def test_rich_progress_bar_renders():
         (["moons", "--save", "{tmp}/no/such/dir/model.npz"], "directory"),
         (["moons", "--save", "{tmp}"], "is a directory"),
         (["moons", "--plots", "{tmp}/a_file/plots"], "cannot create --plots directory"),
+        (["moons", "--hidden", "99999999999"], "--hidden sizes must be at most 100,000, got '99999999999'"),
+        (["moons", "--hidden", "100000,100000"],
+         "--hidden 100000,100000 makes 10,000,600,002 parameters; the tensor engine's limit is 100,000,000"),
+        (["moons", "--engine", "scalar", "--hidden", "1000,1000"], "the scalar engine's limit is 100,000"),
+        (["moons", "--hidden", ""], "--hidden is empty; give layer sizes such as 32,32"),
+        (["moons", "--hidden", " "], "--hidden is empty"),
+        (["moons", "--samples", "999999999999"], "--samples must be at most 10,000,000, got 999999999999"),
+        (["moons", "--seed", "-1"], "--seed must be between 0 and 4294967295 (2**32 - 1), got -1"),
+        (["moons", "--seed", "4294967296"], "--seed must be between 0 and 4294967295"),
     ],
 )
 def test_bad_arguments_give_one_line_and_exit_2(arguments, message, tmp_path, capsys):
@@ -126,6 +135,23 @@ def test_unwritable_save_path_fails_before_training(tmp_path, capsys, monkeypatc
     assert main(["train", "moons", "--save", str(tmp_path / "m.npz")]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"taugrad train: error: cannot write --save {str(tmp_path / 'm.npz')!r}: permission denied"
+
+
+def test_out_of_memory_is_one_line_naming_the_sizes(capsys, monkeypatch):
+    from taugrad.cli import train_engines
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(train_engines, "make_trainer", no_memory)
+    assert main(["train", "moons", "--hidden", "64,64", "--samples", "5000", "--no-progress"]) == 2
+    assert capsys.readouterr().err == ("taugrad train: error: out of memory for --hidden 64,64, --samples 5,000, "
+                                       "--batch-size 32; try smaller sizes\n")
+
+
+def test_hidden_none_still_means_no_hidden_layer(capsys):
+    assert main(["train", "moons", "--hidden", "none", "--epochs", "1", "--no-progress"]) == 0
+    assert "model: MLP 2-2," in capsys.readouterr().out
 
 
 def _run_cli(*arguments):
@@ -147,3 +173,10 @@ def test_subprocess_error_has_no_traceback():
     assert result.returncode == 2
     assert result.stderr.strip() == "taugrad train: error: --lr must be positive, got -1"
     assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+@pytest.mark.parametrize("engine", ["tensor", "scalar"])
+def test_divergence_is_one_line_without_numpy_warnings(engine):
+    result = _run_cli("moons", "--engine", engine, "--lr", "1e308", "--epochs", "3", "--no-progress")
+    assert result.returncode == 2
+    assert result.stderr == "taugrad train: error: training diverged at epoch 1 (loss nan); try a smaller --lr\n"

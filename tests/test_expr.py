@@ -351,6 +351,28 @@ def test_bad_bindings(items, phrase):
     assert phrase in str(info.value) and "\n" not in str(info.value)
 
 
+def test_bindings_accept_the_names_the_parser_accepts():
+    values = parse_bindings(["α=2", "θ_1=3", "ﬁ=4", "match=5"])  # "ﬁ" reads as "fi", as ast.parse does
+    assert values == {"α": 2.0, "θ_1": 3.0, "fi": 4.0, "match": 5.0}  # soft keywords are names
+    assert build("α * θ_1 + ﬁ * match", values).root.data == 26.0
+
+
+@pytest.mark.parametrize("name", ["if", "None", "x₁", "a b"])
+def test_bindings_refuse_what_the_parser_refuses(name):
+    with pytest.raises(ExpressionError) as info:
+        parse_bindings([f"{name}=1"])
+    assert str(info.value) == f"{name!r} is not a valid variable name (in {name + '=1'!r})"
+
+
+def test_messages_show_unicode_as_typed():
+    with pytest.raises(ExpressionError) as info:
+        parse_bindings(["β.x=1"])
+    assert str(info.value) == "'β.x' is not a valid variable name (in 'β.x=1')"
+    with pytest.raises(ExpressionError) as info:
+        parse_bindings(["a=π"])
+    assert str(info.value) == "the value of a must be a number, got 'π'"
+
+
 def test_no_python_warnings_leak_out():
     import warnings
 

@@ -87,6 +87,18 @@ def test_lecture_graph_source():
     assert "rankdir=LR" in source
 
 
+@pytest.mark.parametrize(
+    "number, shown",
+    [(2.0, "2.0000"), (-0.0707, "-0.0707"), (0.0, "0.0000"), (123456.5, "123456.5000"),
+     (1e300, "1e+300"), (-1e-300, "-1e-300"), (0.000123456, "0.0001235"), (2.5e6, "2.5e+06"),
+     (float("inf"), "inf"), (float("nan"), "nan")],
+)
+def test_scalar_labels_are_compact(number, shown):
+    # micrograd's %.4f for ordinary values; not 300 digits for 1e300, nor 0.0000 for 1e-300
+    source = graph_source(Value(number, label="x"))
+    assert f'"{{ x | data {shown} | grad 0.0000 }}"' in source
+
+
 def test_reused_value_has_one_edge_per_use():
     graph = build("a*a", {"a": 3.0})
     nodes, edges = _parse_dot(graph_source(graph.root))

@@ -23,8 +23,10 @@ variable.  That is what makes gradients accumulate (``+=``) in interior nodes.
 from __future__ import annotations
 
 import ast
+import keyword
 import math
 import re
+import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -100,7 +102,7 @@ def _one_line(text: str, limit: int = 200) -> str:
 def _quote(text: str, limit: int = 30) -> str:
     """A short, printable, quoted rendering of user text for an error message."""
     shown = text if len(text) <= limit else text[:limit] + "..."
-    return ascii(shown) if not shown.isprintable() or not shown.isascii() else repr(shown)
+    return repr(shown)  # repr escapes only what cannot be printed: "α" stays readable
 
 
 # ---------------------------------------------------------------------------
@@ -478,7 +480,16 @@ def _make_term(node: ast.AST, results, terms: List[Term], refuse, lines) -> Term
 # NAME=VALUE arguments
 # ---------------------------------------------------------------------------
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+def _variable_name(name: str) -> Optional[str]:
+    """``name`` as the expression parser would read it, or None if it cannot be a variable.
+
+    Python's parser accepts any identifier (``α``, ``θ2``), then NFKC-normalises it
+    (``ﬁ`` is read as ``fi``), so NAME=VALUE must do the same to agree with it.
+    """
+    if not name.isidentifier() or keyword.iskeyword(name):
+        return None
+    return unicodedata.normalize("NFKC", name)
 
 
 def parse_bindings(items: Iterable[str]) -> Dict[str, float]:
@@ -493,8 +504,10 @@ def parse_bindings(items: Iterable[str]) -> Dict[str, float]:
         name = name.strip()
         if not sep:
             raise ExpressionError(f"expected NAME=VALUE, got {_quote(item)}")
-        if not _NAME.match(name):
+        variable = _variable_name(name)
+        if variable is None:
             raise ExpressionError(f"{_quote(name)} is not a valid variable name (in {_quote(item)})")
+        name = variable
         if name in FUNCTIONS:
             raise ExpressionError(f"{name} is a function name and cannot be a variable")
         if name in values:

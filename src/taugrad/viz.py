@@ -20,6 +20,7 @@ Nodes are read duck-typed: anything with ``_prev`` (its parents), ``data`` and
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 import shutil
@@ -98,9 +99,17 @@ def _summary(x: Any) -> str:
             return " ".join(f"{float(v):.4g}" for v in array.ravel())
         return f"{float(np.min(array)):.4g} .. {float(np.max(array)):.4g}"
     try:
-        return f"{float(x):.4f}"
+        return _number(float(x))
     except (TypeError, ValueError):
         return str(x)
+
+
+def _number(x: float) -> str:
+    """micrograd's ``%.4f`` for ordinary magnitudes; ``%.4g`` where ``%.4f`` would print
+    300 digits (1e300) or hide the value (1e-300 as 0.0000)."""
+    if x == 0 or not math.isfinite(x) or 1e-3 <= abs(x) < 1e6:
+        return f"{x:.4f}"
+    return f"{x:.4g}"
 
 
 def _node_label(node: Any) -> str:

@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="taugrad",
         description="taugrad: a small, readable automatic-differentiation engine.",
     )
+    parser.add_argument("--version", action="version", version=f"taugrad {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMANDS:
@@ -28,10 +29,38 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _version() -> str:
+    """The installed distribution's version; the package's own when running from a source tree."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("taugrad")
+    except PackageNotFoundError:
+        from taugrad import __version__
+
+        return __version__
+
+
+def _parse(parser: argparse.ArgumentParser, argv: Optional[List[str]]) -> argparse.Namespace:
+    """``parse_args``, except that NAME=VALUE words may follow an option (trace "a" --eps 0 a=1).
+
+    argparse fills the NAME=VALUE list only up to the first option and reports the
+    rest as unrecognized; ``parse_intermixed_args`` cannot help, as it refuses
+    sub-commands.  So the leftover words that are not options join the list.
+    """
+    args, extras = parser.parse_known_args(argv)
+    if extras and isinstance(getattr(args, "bindings", None), list):
+        args.bindings += [word for word in extras if not word.startswith("-")]
+        extras = [word for word in extras if word.startswith("-")]
+    if extras:
+        parser.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the console script; returns the process exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     try:
         return int(args.run(args) or 0)
     except CommandError as err:

@@ -2,8 +2,9 @@
 
 The run is micrograd's demo: ``MLP(2, [16, 16, 1])`` on 100 points of
 ``make_moons(noise=0.1)``, SVM max-margin loss + 1e-4 L2, SGD with the learning
-rate falling from 1.0 to 0.1 over 100 steps.  Then it gradient-checks a batch
-of random expressions against finite differences and writes its plots.
+rate falling linearly from 1.0 towards 0.1 (0.109 at the last of 100 steps).
+Then it gradient-checks a batch of random expressions against finite
+differences and writes its plots.
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import random
 import time
 from typing import Any, List, Sequence
 
-from taugrad.cli.common import CommandError
+from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
+from taugrad.cli.gradcheck import MAX_COUNT
 
 
 def register(subparsers: Any) -> None:
@@ -23,8 +25,10 @@ def register(subparsers: Any) -> None:
         description=__doc__.splitlines()[0],
     )
     parser.add_argument("--steps", type=int, default=100, help="SGD steps (default 100)")
-    parser.add_argument("--seed", type=int, default=1337, help="seed for data and weights (default 1337)")
-    parser.add_argument("--checks", type=int, default=20, help="random expressions to gradient-check (default 20)")
+    parser.add_argument("--seed", type=int, default=1337,
+                        help=f"seed for data and weights, 0 to {MAX_SEED} (default 1337)")
+    parser.add_argument("--checks", type=int, default=20,
+                        help=f"random expressions to gradient-check, 0 to {MAX_COUNT:,} (default 20)")
     parser.add_argument("--plots", metavar="DIR", default="taugrad-demo", help="folder for the PNG plots (default ./taugrad-demo)")
     parser.add_argument("--no-plots", action="store_true", help="do not write plots")
     parser.set_defaults(run=run)
@@ -33,8 +37,11 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.steps < 1:
         raise CommandError(f"--steps must be at least 1, got {args.steps}")
-    if args.checks < 0:
-        raise CommandError(f"--checks must be 0 or more, got {args.checks}")
+    if not 0 <= args.checks <= MAX_COUNT:
+        raise CommandError(f"--checks must be between 0 and {MAX_COUNT:,}, got {args.checks}")
+    check_seed(args.seed)
+    if not args.no_plots and _matplotlib_available():
+        check_directory(args.plots)  # now, not after the training it would waste
     from taugrad.scalar import nn
     from taugrad.scalar.moons import learning_rate, load_moons, train_step
 
@@ -42,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     random.seed(args.seed)
     model = nn.MLP(2, [16, 16, 1])
     print(f"taugrad demo: {model.__class__.__name__}(2, [16, 16, 1]), {len(model.parameters())} parameters, "
-          f"on {len(X)} moons points; SVM loss + 1e-4 L2; SGD lr 1.0 -> 0.1 over {args.steps} steps")
+          f"on {len(X)} moons points; SVM loss + 1e-4 L2; {_schedule(args.steps)}")
     history: dict = {"loss": [], "train_accuracy": []}
     every = max(1, args.steps // 10)
     start = time.perf_counter()
@@ -54,11 +61,33 @@ def run(args: argparse.Namespace) -> int:
             print(f"  step {step:3d}  loss {loss:.6f}  accuracy {accuracy:6.1%}  lr {learning_rate(step, args.steps):.3f}")
     seconds = time.perf_counter() - start
     print(f"final training accuracy: {history['train_accuracy'][-1]:.1%} "
-          f"({args.steps} steps in {seconds:.2f} s, {1e3 * seconds / args.steps:.1f} ms/step)")
+          f"({_plural(args.steps, 'step')} in {seconds:.2f} s, {1e3 * seconds / args.steps:.1f} ms/step)")
     failures = _gradcheck_batch(args.checks, args.seed) if args.checks else 0
     if not args.no_plots:
         _write_plots(args.plots, model, X, y, history)
     return 1 if failures else 0
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _schedule(steps: int) -> str:
+    """The learning rates actually used: the last step stops short of the schedule's 0.1 end point."""
+    from taugrad.scalar.moons import learning_rate
+
+    first, last = learning_rate(0, steps), learning_rate(steps - 1, steps)
+    if steps == 1:
+        return f"SGD lr {first:.3f} for 1 step"
+    return f"SGD lr {first:.3f} -> {last:.3f} over {steps} steps"
+
+
+def _matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _gradcheck_batch(count: int, seed: int) -> int:
@@ -68,7 +97,7 @@ def _gradcheck_batch(count: int, seed: int) -> int:
     results = check_random_expressions(count, seed=seed)
     failures = [r for r in results if not r.passed]
     worst = max((r.worst for r in results if r.worst is not None), key=lambda d: d.error)
-    print(f"gradient check: {count} random expressions with reused subexpressions: "
+    print(f"gradient check: {_plural(count, 'random expression')} with reused subexpressions: "
           f"{count - len(failures)} agree with finite differences; worst |analytic - numeric| = "
           f"{worst.error:.1e} for d/d{worst.name} of {worst.expression}")
     for r in failures:
@@ -78,9 +107,7 @@ def _gradcheck_batch(count: int, seed: int) -> int:
 
 
 def _write_plots(folder: str, model: Any, X: Sequence[Sequence[float]], y: Sequence[int], history: dict) -> None:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if not _matplotlib_available():
         print("plots skipped: matplotlib is not installed (pip install 'taugrad[plots]')")
         return
     from taugrad.plots import plot_decision_boundary, plot_history

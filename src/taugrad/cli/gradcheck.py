@@ -12,7 +12,7 @@ import sys
 from collections import Counter
 from typing import Dict, List, Optional, Sequence, TextIO
 
-from taugrad.cli.common import CommandError
+from taugrad.cli.common import CommandError, check_eps
 
 MAX_COUNT = 100_000
 
@@ -43,10 +43,11 @@ def run(args) -> int:
         raise CommandError(f"--depth must be between 1 and {MAX_DEPTH}, got {args.depth}")
     if not 1 <= args.variables <= len(VARIABLES):
         raise CommandError(f"--variables must be between 1 and {len(VARIABLES)}, got {args.variables}")
-    for option in ("eps", "atol", "rtol"):
+    check_eps(args.eps)
+    for option in ("atol", "rtol"):
         value = getattr(args, option)
-        if not (value >= 0 if option != "eps" else value > 0):
-            raise CommandError(f"--{option} must be {'positive' if option == 'eps' else 'non-negative'}, got {value}")
+        if not value >= 0:
+            raise CommandError(f"--{option} must be non-negative, got {value}")
     from taugrad.progress import rich_available
     from taugrad.randexpr import check_random_expressions
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from taugrad.cli.common import CommandError
+from taugrad.cli.common import CommandError, check_eps
 
 EPILOG = """examples:
   taugrad trace "(a*b)+c" a=2 b=3 c=4
@@ -48,8 +48,7 @@ def run(args) -> int:
     from taugrad.expr import ExpressionError, parse, parse_bindings
     from taugrad.trace import trace
 
-    if not args.eps > 0:
-        raise CommandError(f"--eps must be positive, got {args.eps}")
+    check_eps(args.eps)
     try:
         values = parse_bindings(args.bindings)
         expression = parse(args.expression)

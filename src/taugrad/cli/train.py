@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
-from taugrad.cli.common import CommandError
+from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
 
 ENGINES = ("tensor", "scalar")
 MODELS = ("mlp", "linear")
@@ -37,6 +37,12 @@ DEFAULTS = {
     ("tensor", "digits"): ("128", 25, 32, "adam", 0.002),
     ("scalar", "2d"): ("16,16", 100, 32, "adam", 0.02),
 }
+
+#: upper bounds that keep a typo (--hidden 99999999999) from becoming a multi-terabyte allocation
+MAX_WIDTH = 100_000
+MAX_SAMPLES = 10_000_000
+#: the scalar engine builds ~12 KB of graph per parameter per 32-sample batch, hence its far lower cap
+MAX_PARAMETERS = {"tensor": 100_000_000, "scalar": 100_000}
 
 
 def register(subparsers: Any) -> None:
@@ -50,15 +56,20 @@ def register(subparsers: Any) -> None:
     parser.add_argument("dataset", metavar="DATASET", help="moons, circles, spirals, blobs or digits")
     parser.add_argument("--engine", default="tensor", help="tensor (default) or scalar (2-D datasets only)")
     parser.add_argument("--model", default="mlp", help="mlp (default) or linear (softmax regression)")
-    parser.add_argument("--hidden", metavar="SIZES", help="hidden layer sizes, e.g. 32,32 (default depends on data)")
+    parser.add_argument("--hidden", metavar="SIZES",
+                        help=f"hidden layer sizes, e.g. 32,32, each at most {MAX_WIDTH:,}, or 'none' "
+                             f"(default depends on data); at most {MAX_PARAMETERS['tensor']:,} parameters "
+                             f"with the tensor engine, {MAX_PARAMETERS['scalar']:,} with the scalar one")
     parser.add_argument("--epochs", metavar="N", help="passes over the training set")
     parser.add_argument("--batch-size", metavar="N", help="samples per optimizer step")
     parser.add_argument("--lr", metavar="RATE", help="learning rate")
     parser.add_argument("--optimizer", help="sgd, adam (default) or adamw")
     parser.add_argument("--momentum", metavar="M", default="0.9", help="SGD momentum (default 0.9)")
     parser.add_argument("--weight-decay", metavar="W", default="0", help="weight decay (default 0)")
-    parser.add_argument("--seed", metavar="N", default="0", help="seed for data, split, weights, shuffles (default 0)")
-    parser.add_argument("--samples", metavar="N", default="200", help="points in generated 2-D datasets (default 200)")
+    parser.add_argument("--seed", metavar="N", default="0",
+                        help=f"seed for data, split, weights, shuffles, 0 to {MAX_SEED} (default 0)")
+    parser.add_argument("--samples", metavar="N", default="200",
+                        help=f"points in generated 2-D datasets, 10 to {MAX_SAMPLES:,} (default 200)")
     parser.add_argument("--noise", metavar="STD", help="noise of generated 2-D datasets (default per dataset)")
     parser.add_argument("--test-size", metavar="FRACTION", default="0.25", help="held-out fraction (default 0.25)")
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint (.npz) of model, optimizer and scaler")
@@ -76,7 +87,7 @@ def register(subparsers: Any) -> None:
 
 
 def _number(text: Optional[str], option: str, kind: type = float, minimum: Optional[float] = None,
-            strictly_positive: bool = False) -> Any:
+            strictly_positive: bool = False, maximum: Optional[float] = None) -> Any:
     try:
         value = kind(text)
     except (TypeError, ValueError):
@@ -87,6 +98,8 @@ def _number(text: Optional[str], option: str, kind: type = float, minimum: Optio
         raise CommandError(f"{option} must be positive, got {text}")
     if minimum is not None and value < minimum:
         raise CommandError(f"{option} must be at least {minimum}, got {text}")
+    if maximum is not None and value > maximum:
+        raise CommandError(f"{option} must be at most {maximum:,}, got {text}")
     return value
 
 
@@ -97,7 +110,9 @@ def _choice(text: str, option: str, choices: tuple) -> str:
 
 
 def _hidden_sizes(text: str) -> List[int]:
-    if text.strip() in ("", "none"):
+    if not text.strip():  # most likely an unset shell variable: do not silently drop the hidden layers
+        raise CommandError("--hidden is empty; give layer sizes such as 32,32 (or 'none' for no hidden layer)")
+    if text.strip() == "none":
         return []
     try:
         sizes = [int(part) for part in text.split(",")]
@@ -105,6 +120,8 @@ def _hidden_sizes(text: str) -> List[int]:
         raise CommandError(f"--hidden must be comma-separated layer sizes such as 32,32, got {text!r}") from None
     if any(size < 1 for size in sizes):
         raise CommandError(f"--hidden sizes must be positive, got {text!r}")
+    if max(sizes) > MAX_WIDTH:
+        raise CommandError(f"--hidden sizes must be at most {MAX_WIDTH:,}, got {text!r}")
     return sizes
 
 
@@ -125,13 +142,7 @@ def _check_plot_directory(path: str) -> str:
         import matplotlib  # noqa: F401
     except ImportError:
         raise CommandError("--plots needs matplotlib: pip install 'taugrad[plots]'") from None
-    try:
-        os.makedirs(path, exist_ok=True)
-    except OSError as err:
-        raise CommandError(f"cannot create --plots directory {path!r}: {err.strerror or err}") from None
-    if not os.access(path, os.W_OK):
-        raise CommandError(f"cannot write to --plots directory {path!r}: permission denied")
-    return path
+    return check_directory(path)
 
 
 def _check_diagnose(config: Dict[str, Any]) -> Optional[str]:
@@ -173,8 +184,8 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
         "lr": _number(args.lr if args.lr is not None else lr, "--lr", strictly_positive=True),
         "momentum": _number(args.momentum, "--momentum", minimum=0.0),
         "weight_decay": _number(args.weight_decay, "--weight-decay", minimum=0.0),
-        "seed": _number(args.seed, "--seed", int, minimum=0),
-        "samples": _number(args.samples, "--samples", int, minimum=10),
+        "seed": check_seed(_number(args.seed, "--seed", int)),
+        "samples": _number(args.samples, "--samples", int, minimum=10, maximum=MAX_SAMPLES),
         "noise": None if args.noise is None else _number(args.noise, "--noise", minimum=0.0),
         "test_size": _number(args.test_size, "--test-size"),
         "save": None if args.save is None else _check_output_file(args.save),
@@ -219,11 +230,35 @@ def load_data(config: Dict[str, Any]) -> Dict[str, np.ndarray]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from taugrad.cli import train_engines
-    from taugrad.progress import TrainingProgress
-
     config = parse_config(args)
+    try:
+        return _train(config)
+    except MemoryError:
+        # within the bounds a model and dataset can still outgrow this machine (wide layers x many samples)
+        raise CommandError(f"out of memory for {_sizes(config)}; try smaller sizes") from None
+
+
+def _sizes(config: Dict[str, Any]) -> str:
+    hidden = ",".join(map(str, config["hidden"])) or "none"
+    samples = f", --samples {config['samples']:,}" if config["two_dimensional"] else ""
+    return f"--hidden {hidden}{samples}, --batch-size {config['batch_size']:,}"
+
+
+def _check_model_size(config: Dict[str, Any], n_features: int, n_classes: int) -> None:
+    """Refuse a model too big for its engine before allocating it (one line, not a MemoryError)."""
+    sizes = [n_features, *config["hidden"], n_classes]
+    count = sum((fan_in + 1) * fan_out for fan_in, fan_out in zip(sizes, sizes[1:]))
+    limit = MAX_PARAMETERS[config["engine"]]
+    if count > limit:
+        raise CommandError(f"--hidden {','.join(map(str, config['hidden']))} makes {count:,} parameters; "
+                           f"the {config['engine']} engine's limit is {limit:,}")
+
+
+def _train(config: Dict[str, Any]) -> int:
+    from taugrad.cli import train_engines
+
     arrays = load_data(config)
+    _check_model_size(config, arrays["X_train"].shape[1], arrays["n_classes"])
     trainer = train_engines.make_trainer(config, arrays["X_train"], arrays["y_train"], arrays["n_classes"])
     monitor = trainer.diagnose() if config["diagnose"] else None
     n_train, n_test = len(arrays["y_train"]), len(arrays["y_test"])
@@ -232,19 +267,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"model: {trainer.describe()}, {trainer.parameter_count():,} parameters; engine {config['engine']}, "
           f"{config['optimizer']} lr {config['lr']:g}, {config['epochs']} epochs, batch size {config['batch_size']}")
 
-    history: Dict[str, List[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     started = time.perf_counter()
-    with TrainingProgress(config["epochs"], enabled=config["progress"], description=config["dataset"]) as progress:
-        for epoch in range(1, config["epochs"] + 1):
-            epoch_start = time.perf_counter()
-            loss = trainer.train_epoch()
-            seconds = time.perf_counter() - epoch_start
-            if not math.isfinite(loss):
-                raise CommandError(f"training diverged at epoch {epoch} (loss {loss}); try a smaller --lr")
-            history["loss"].append(loss)
-            history["train_accuracy"].append(trainer.accuracy(arrays["X_train"], arrays["y_train"]))
-            history["test_accuracy"].append(trainer.accuracy(arrays["X_test"], arrays["y_test"]))
-            progress.update(epoch, loss, history["train_accuracy"][-1], n_train / max(seconds, 1e-9))
+    history = _fit(config, trainer, arrays)
     elapsed = time.perf_counter() - started
 
     print(f"train accuracy: {100 * history['train_accuracy'][-1]:.2f}%")
@@ -257,6 +281,29 @@ def run(args: argparse.Namespace) -> int:
     if config["save"]:
         _save_checkpoint(config, arrays, trainer, history)
     return 0
+
+
+def _fit(config: Dict[str, Any], trainer: Any, arrays: Dict[str, Any]) -> Dict[str, List[float]]:
+    """The epochs, with the progress display; returns the loss and accuracy history."""
+    from taugrad.progress import TrainingProgress
+
+    history: Dict[str, List[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
+    n_train = len(arrays["y_train"])
+    # a too-large --lr overflows to inf/nan: NumPy's warnings (with source lines) would only precede
+    # the one-line "training diverged" error below, so they are silenced here
+    with np.errstate(all="ignore"), \
+            TrainingProgress(config["epochs"], enabled=config["progress"], description=config["dataset"]) as progress:
+        for epoch in range(1, config["epochs"] + 1):
+            epoch_start = time.perf_counter()
+            loss = trainer.train_epoch()
+            seconds = time.perf_counter() - epoch_start
+            if not math.isfinite(loss):
+                raise CommandError(f"training diverged at epoch {epoch} (loss {loss}); try a smaller --lr")
+            history["loss"].append(loss)
+            history["train_accuracy"].append(trainer.accuracy(arrays["X_train"], arrays["y_train"]))
+            history["test_accuracy"].append(trainer.accuracy(arrays["X_test"], arrays["y_test"]))
+            progress.update(epoch, loss, history["train_accuracy"][-1], n_train / max(seconds, 1e-9))
+    return history
 
 
 def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> None:
