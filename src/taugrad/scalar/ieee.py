@@ -46,13 +46,7 @@ def pow_const(base: float, exponent: float) -> float:
     if exponent == 0.5 or exponent == -0.5:
         root = math.sqrt(base) if base >= 0.0 else NAN  # -0.0 >= 0.0: sqrt(-0) = -0
         return root if exponent == 0.5 else div(1.0, root)
-    try:  # pow's body, inlined: this runs for every ``a ** k`` and its rule
-        result = base**exponent
-        if result.__class__ is float:
-            return result
-    except (ZeroDivisionError, OverflowError):
-        pass
-    return _numpy_float(np.power, base, exponent)
+    return pow(base, exponent)
 
 
 def div(numerator: float, denominator: float) -> float:
