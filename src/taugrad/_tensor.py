@@ -50,6 +50,11 @@ def _holds_python_numbers(data) -> bool:
     return isinstance(data, _PYTHON_SCALARS) and not isinstance(data, np.generic)
 
 
+def _shorten(data, limit: int = 40) -> str:
+    text = repr(data)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def to_array(data, dtype=None):
     """Turn ``data`` into an array following PyTorch's ``torch.tensor`` dtype rules.
 
@@ -77,14 +82,29 @@ def to_array(data, dtype=None):
         raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {error}") from None
     if array.dtype.kind not in "biufc":
         raise TypeError(
-            f"cannot make a Tensor from {type(data).__name__} of dtype {array.dtype} (ragged or non-numeric data)"
+            f"cannot make a Tensor from {type(data).__name__} of dtype {array.dtype} (ragged or non-numeric data, or integers beyond 64 bits)"
         )
     if dtype is None and python_numbers:
+        if array.dtype.kind == "u":  # NumPy's way out for a Python int above int64's range
+            raise ValueError(f"cannot make a Tensor: an integer in {_shorten(data)} does not fit in int64 "
+                             f"(pass dtype='float64' or dtype='uint64' to store it)")
         if array.dtype == np.float64:
             array = array.astype(np.float32)
         elif array.dtype.kind == "i" and array.dtype != np.int64:
             array = array.astype(np.int64)
     return array
+
+
+def _check_gradient(value, tensor) -> None:
+    """What PyTorch checks on ``t.grad = value``: a Tensor of t's shape and dtype."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"grad: expected a Tensor or None, got {type(value).__name__}")
+    if value.data.shape != tensor.data.shape:
+        raise ValueError(f"grad: a gradient of shape {value.data.shape} cannot be assigned to a tensor of "
+                         f"shape {tensor.data.shape}")
+    if value.data.dtype != tensor.data.dtype:
+        raise TypeError(f"grad: a gradient of dtype {value.data.dtype} cannot be assigned to a tensor of "
+                        f"dtype {tensor.data.dtype}")
 
 
 def _check_can_require_grad(dtype) -> None:
@@ -115,8 +135,8 @@ class Tensor:
 
     __slots__ = (
         "data",  # the ndarray (writable; gradcheck perturbs it in place)
-        "grad",  # Tensor or None; only leaves receive one
-        "requires_grad",
+        "_grad",  # Tensor or None; only leaves receive one (``grad`` checks what is assigned)
+        "_requires_grad",  # (``requires_grad`` checks what is assigned)
         "_prev",  # parent Tensors; () for a leaf
         "_rule",  # local derivative rule, None for a leaf (RELEASED after backward)
         "_ctx",  # constants for the rule (never a Tensor of the graph)
@@ -137,15 +157,41 @@ class Tensor:
         if requires_grad:
             _check_can_require_grad(array.dtype)
         self.data = array
-        self.grad = None
-        self.requires_grad = bool(requires_grad)
+        self._grad = None
+        self._requires_grad = bool(requires_grad)
         self._prev = ()
         self._rule = None
         self._ctx = None
         self._clock = 0
         self._version = 0
-        self._base = None
         self._hooks = None
+        # Tensor(t) shares t's memory (no copy, as for an array): it shares t's
+        # version counter too, as a view does, so in-place changes through
+        # either one are seen by the backward of ops that read the other
+        self._base = None
+        if isinstance(data, Tensor) and array is data.data:
+            self._base = data if data._base is None else data._base
+
+    # ------------------------------------------------------------------ autograd state
+    @property
+    def requires_grad(self) -> bool:
+        """Whether ops on this tensor record a graph so that gradients reach it."""
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        self.requires_grad_(value)  # the same checks: a leaf of a floating dtype only
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a Tensor of this tensor's shape and dtype), or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            _check_gradient(value, self)
+        self._grad = value
 
     # ------------------------------------------------------------------ info
     @property
@@ -203,7 +249,14 @@ class Tensor:
 
     # ----------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared, not copied: as ``torch.Tensor.numpy``)."""
+        """The underlying array (shared, not copied: as ``torch.Tensor.numpy``).
+
+        Refused for a tensor that requires grad, as in PyTorch: writing into the
+        shared array would change what backward() reads without its in-place
+        check seeing it.  ``.detach().numpy()`` says that is intended.
+        """
+        if self.requires_grad:
+            raise RuntimeError("numpy(): the tensor requires grad; use .detach().numpy() to get its array")
         return self.data
 
     def item(self):
@@ -218,7 +271,13 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+        if copy:
+            return self.data.copy()
+        if self.requires_grad:  # readable, but np.asarray(t)[...] = v must not bypass the in-place check
+            view = self.data.view()
+            view.flags.writeable = False
+            return view
+        return self.data
 
     def __float__(self) -> float:
         return float(self.item())
@@ -269,14 +328,20 @@ class Tensor:
         return out
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        """Set ``requires_grad`` in place on a leaf; returns self."""
-        if not requires_grad and self._rule is not None:
+        """Set ``requires_grad`` in place on a leaf; returns self.
+
+        An op's output keeps its flag, as in PyTorch: turning it off would make
+        backward skip the paths through it and return a gradient missing their part.
+        """
+        requires_grad = bool(requires_grad)
+        if requires_grad != self._requires_grad and self._rule is not None:
             raise RuntimeError(
-                "requires_grad_(False): this tensor is the output of an op; use .detach() instead"
+                f"requires_grad can be changed on leaf tensors only; this one is the output of an op "
+                f"(use .detach() for a copy outside the graph)"
             )
         if requires_grad:
             _check_can_require_grad(self.data.dtype)
-        self.requires_grad = bool(requires_grad)
+        self._requires_grad = requires_grad
         return self
 
 

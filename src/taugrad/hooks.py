@@ -146,8 +146,8 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
             g = new if create_graph else new.data
     if extras.retains_grad and tensor._rule is not None:
         if create_graph:
-            tensor.grad = g if tensor.grad is None else tensor.grad + g
+            tensor._grad = g if tensor._grad is None else tensor._grad + g
         else:
             kept = np.array(g, copy=True)  # the pass may hand ``g`` on to a parent unchanged
-            tensor.grad = constant(kept) if tensor.grad is None else constant(tensor.grad.data + kept)
+            tensor._grad = constant(kept) if tensor._grad is None else constant(tensor._grad.data + kept)
     return g

@@ -226,7 +226,7 @@ def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
                 # g itself stays ours if the rule hands it to one parent only
                 g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
             for p, pg in zip(prev, parent_grads):
-                if pg is None or not p.requires_grad:
+                if pg is None or not p._requires_grad:
                     continue
                 ours = g_is_ours if pg is g else new_is_ours
                 dtype = p.data.dtype
@@ -392,15 +392,15 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
             g = run_hooks(leaf._hooks, g, leaf, create_graph)
             mine = False  # a hook may have kept the array, or returned one of its own
         if create_graph:
-            leaf.grad = _wrap_grad(g) if leaf.grad is None else leaf.grad + g
-        elif leaf.grad is None:
-            leaf.grad = constant(g) if mine else _as_gradient(g)
+            leaf._grad = _wrap_grad(g) if leaf._grad is None else leaf._grad + g
+        elif leaf._grad is None:
+            leaf._grad = constant(g) if mine else _as_gradient(g)
         else:
-            current = leaf.grad.data
+            current = leaf._grad.data
             if current.shape == g.shape and current.flags.writeable and current.dtype == g.dtype:
                 current += g  # in place, as PyTorch
             else:
-                leaf.grad = constant(current + g)
+                leaf._grad = constant(current + g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,

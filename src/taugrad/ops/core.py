@@ -216,25 +216,25 @@ def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
         data = as_array(data)
     t = _new(Tensor)
     t.data = data
-    t.grad = None
+    t._grad = None
     t._version = 0
     t._base = None
     # detect_anomaly() (issue 7): the only cost when it is off is this test of a counter
     t._hooks = _check_anomaly(data, parents, rule_fn, ctx) if _ANOMALY_THREADS[0] else None
     if _grad_mode.enabled:
         for p in parents:
-            if p.requires_grad:
+            if p._requires_grad:
                 dtype = data.dtype
                 # float32/float64 by identity first: .kind is one more lookup on every op
                 if dtype is not _FLOAT32 and dtype is not _FLOAT64 and dtype.kind == "c":
                     raise _complex_graph_error(rule_fn)
-                t.requires_grad = True
+                t._requires_grad = True
                 t._prev = parents
                 t._rule = rule_fn
                 t._ctx = ctx
                 t._clock = CLOCK[0]
                 return t
-    t.requires_grad = False
+    t._requires_grad = False
     t._prev = ()
     t._rule = None
     t._ctx = None
@@ -273,8 +273,8 @@ def constant(data) -> Tensor:
         data = as_array(data)
     t = _new(Tensor)
     t.data = data
-    t.grad = None
-    t.requires_grad = False
+    t._grad = None
+    t._requires_grad = False
     t._prev = ()
     t._rule = None
     t._ctx = None

@@ -138,9 +138,17 @@ def rand(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tens
 
 
 def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
-    """Random integers in ``[low, high)`` (int64)."""
+    """Random integers in ``[low, high)`` (int64).
+
+    As ``torch.randint``: ``randint(high, size)``, ``randint(low, high, size)``,
+    or the sizes by keyword.
+    """
+    if isinstance(high, (tuple, list)):  # randint(high, size): PyTorch's two-argument form
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
+    if not low < high:
+        raise ValueError(f"randint: low ({low}) must be below high ({high})")
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "randint")
     return Tensor(get_generator(generator).integers(low, high, size=size).astype(_dtype(dtype, np.int64)))
 
