@@ -20,7 +20,10 @@ higher derivatives are gradients of gradients.  Forward-mode products are
 exact too: ``jvp`` uses the double-backward trick (below), not differences.
 
 Arguments selected by ``argnums`` must be Tensors (floating) or Values; the
-other arguments are passed through untouched.  For ``Value`` functions the
+other arguments, and keyword arguments (``grad``, ``value_and_grad``,
+``grad_and_value``, ``jacobian``, ``hessian``), are passed through untouched.
+With ``has_aux=True`` the aux output comes back detached from the
+transform's internal graph, as in ``torch.func``.  For ``Value`` functions the
 results are Values (differentiable, ``.data`` holds the number).  Like
 ``torch.func``, the derivatives are with respect to the *arguments*: tensors
 that ``f`` closes over are constants for this transform, but a result that
@@ -29,7 +32,7 @@ depends on them stays on their graph, so an outer transform (or
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -167,15 +170,21 @@ def _scalar_output(out: Any, op: str) -> None:
         raise ValueError(f"func.{op}: f must return a single-element Tensor, got shape {out.shape}")
 
 
-def _call(f: Callable, args: tuple, nums: Tuple[int, ...], op: str) -> Tuple[Any, List[Any], list]:
-    """Run ``f`` on ``args`` with the ``nums`` arguments replaced by tracked nodes."""
+def _call(
+    f: Callable, args: tuple, nums: Tuple[int, ...], op: str, kwargs: Optional[dict] = None
+) -> Tuple[Any, List[Any], list]:
+    """Run ``f`` on ``args`` with the ``nums`` arguments replaced by tracked nodes.
+
+    Keyword arguments go to ``f`` unchanged: as in ``torch.func`` they are
+    never differentiated.
+    """
     originals = [args[i] for i in nums]
     call_args = list(args)
     with enable_grad():  # like torch.func: the transform works inside no_grad() too
         tracked = [_track(args[i], i, op) for i in nums]
         for i, t in zip(nums, tracked):
             call_args[i] = t
-        out = f(*call_args)
+        out = f(*call_args, **(kwargs or {}))
     return out, tracked, originals
 
 
@@ -185,6 +194,39 @@ def _split_aux(out: Any, has_aux: bool, op: str) -> Tuple[Any, Any]:
     if not (isinstance(out, tuple) and len(out) == 2):
         raise TypeError(f"func.{op}: with has_aux=True, f must return a pair (output, aux)")
     return out
+
+
+def _release_aux(aux: Any, tracked: Sequence[Any], keep: bool) -> Any:
+    """``aux`` without a graph into the transform's internal leaves (torch.func returns it detached).
+
+    When the result is differentiated again (``keep``) the tracked nodes hang
+    off the caller's arguments, so the graph is the caller's and stays.
+    Otherwise a Tensor in ``aux`` that reaches a tracked leaf is detached;
+    one that only depends on tensors ``f`` closed over keeps that graph.
+    """
+    if isinstance(aux, (tuple, list)):
+        return type(aux)(_release_aux(a, tracked, keep) for a in aux)
+    if isinstance(aux, dict):
+        return {key: _release_aux(a, tracked, keep) for key, a in aux.items()}
+    if keep or not _on_graph(aux) or not _reaches_any(aux, tracked):
+        return aux
+    return aux.detach()
+
+
+def _reaches_any(out: Tensor, targets: Sequence[Any]) -> bool:
+    """Does the graph of ``out`` reach one of ``targets``?"""
+    wanted = {id(t) for t in targets}
+    seen: set = set()
+    stack = [out]
+    while stack:
+        node = stack.pop()
+        if id(node) in wanted:
+            return True
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.extend(p for p in node._prev if p.requires_grad)
+    return False
 
 
 def _pack(values: Sequence[Any], argnums: ArgNums) -> Any:
@@ -206,12 +248,13 @@ def value_and_grad(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> 
     tuple of gradients.
     """
 
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "grad")
-        out, tracked, originals = _call(f, args, nums, "grad")
+        out, tracked, originals = _call(f, args, nums, "grad", kwargs)
         out, aux = _split_aux(out, has_aux, "grad")
         _scalar_output(out, "grad")
         keep = _needs_graph(originals, [out], tracked)
+        aux = _release_aux(aux, tracked, keep)
         with enable_grad():
             grads = _differentiate([out], tracked, [None], keep)
         grads = [_detach(g, keep) for g in grads]
@@ -230,8 +273,8 @@ def grad(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
     """
     with_value = value_and_grad(f, argnums, has_aux)
 
-    def wrapper(*args: Any) -> Any:
-        value, g = with_value(*args)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        value, g = with_value(*args, **kwargs)
         return (g, value[1]) if has_aux else g
 
     return wrapper
@@ -241,8 +284,8 @@ def grad_and_value(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> 
     """``torch.func.grad_and_value``: like :func:`value_and_grad`, results in the order ``(grad, value)``."""
     with_value = value_and_grad(f, argnums, has_aux)
 
-    def wrapper(*args: Any) -> Any:
-        value, g = with_value(*args)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        value, g = with_value(*args, **kwargs)
         return g, value
 
     return wrapper
@@ -296,6 +339,7 @@ def vjp(f: Callable, *primals: Any, has_aux: bool = False) -> Tuple[Any, ...]:
     out, aux = _split_aux(out, has_aux, "vjp")
     outs, many = _outputs(out, "vjp")
     keep = _needs_graph(originals, outs, tracked)
+    aux = _release_aux(aux, tracked, keep)
 
     def vjp_fn(*cotangents: Any) -> Tuple[Any, ...]:
         if not many and len(cotangents) == 1 and isinstance(cotangents[0], (tuple, list)):
@@ -334,6 +378,7 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: b
     outs, many = _outputs(out, "jvp")
     vs = _check_like(tuple(tangents), tracked, "tangents", "jvp")
     keep = _needs_graph(originals, outs, tracked) or any(_on_graph(v) for v in vs)
+    aux = _release_aux(aux, tracked, keep)
     with enable_grad():
         us = [_dummy_cotangent(o) for o in outs]
         g = _differentiate(outs, tracked, us, create_graph=True)  # g = J^T u, a graph in u
@@ -388,12 +433,13 @@ def jacobian(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callab
     output) of those.  Value functions give Values (``J[i]`` = d out / d arg i).
     """
 
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacobian")
-        out, tracked, originals = _call(f, args, nums, "jacobian")
+        out, tracked, originals = _call(f, args, nums, "jacobian", kwargs)
         out, aux = _split_aux(out, has_aux, "jacobian")
         outs, many = _outputs(out, "jacobian")
         keep = _needs_graph(originals, outs, tracked)
+        aux = _release_aux(aux, tracked, keep)
         per_output = []
         with enable_grad():
             for o in outs:

@@ -25,10 +25,12 @@ Rules of the game:
 
 * ``forward(ctx, *args)`` receives each Tensor argument as its array; other
   arguments (numbers, strings...) arrive unchanged.  It runs without recording
-  a graph and returns one array.
+  a graph and returns one array.  An integer or bool result (indices from
+  ``argsort``, a mask) does not require grad, as in torch.
 * ``backward(ctx, grad)`` returns one gradient per argument of ``forward``, in
   order (a tuple if there are several; ``None`` for non-Tensors or inputs that
-  need none), each of that input's shape.
+  need none), each an array (or Tensor) of that input's shape; a complex
+  gradient for a real input is refused.
 * ``ctx.needs_input_grad[i]`` says whether argument ``i`` needs a gradient;
   other attributes may be set freely on ``ctx``.
 * Saved arrays are released after ``backward()`` (unless ``retain_graph``);
@@ -41,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.autograd import no_grad
-from taugrad.ops.core import as_array, make, rule
+from taugrad.ops.core import as_array, constant, make, rule
 from taugrad._tensor import Tensor
 
 
@@ -86,7 +88,7 @@ def function_backward(g, out, ins, node):
         if grad is None or not parent.requires_grad:
             out_grads.append(None)
             continue
-        grad = as_array(grad.data if isinstance(grad, Tensor) else grad)
+        grad = _checked_gradient(grad, name, position, parent)
         if grad.shape != parent.shape:
             raise RuntimeError(
                 f"{name}.backward returned a gradient of shape {grad.shape} for argument {position}, "
@@ -94,6 +96,31 @@ def function_backward(g, out, ins, node):
             )
         out_grads.append(grad)
     return tuple(out_grads)
+
+
+def _checked_gradient(grad, name: str, position: int, parent: Tensor):
+    """One gradient from the user's ``backward`` as an array, refusing what is not a gradient.
+
+    Anything other than a Tensor, an array or a number (a list, a string...)
+    is refused before NumPy turns it into a misleading shape; so is a complex
+    gradient for a real input, whose imaginary part would be silently lost.
+    """
+    if isinstance(grad, Tensor):
+        grad = grad.data
+    elif not isinstance(grad, (np.ndarray, np.generic, int, float)) or isinstance(grad, bool):
+        raise TypeError(
+            f"{name}.backward must return a Tensor, an array or None for each forward argument; "
+            f"got {type(grad).__name__} for argument {position}"
+        )
+    grad = as_array(grad)
+    if grad.dtype.kind == "c" and parent.dtype.kind != "c":
+        raise TypeError(
+            f"{name}.backward returned a complex gradient ({grad.dtype}) for argument {position}, "
+            f"which is real ({parent.dtype})"
+        )
+    if grad.dtype.kind not in "biufc":
+        raise TypeError(f"{name}.backward returned a gradient of dtype {grad.dtype} for argument {position}")
+    return grad
 
 
 function_backward.reads = _saved_reads
@@ -127,6 +154,9 @@ class Function:
         out = as_array(out)
         if not isinstance(out, np.ndarray) or out.dtype.kind not in "biufc":
             raise TypeError(f"{cls.__name__}.forward must return a numeric array, got {type(out).__name__}")
+        if out.dtype.kind in "biu":
+            # integer results (indices, counts, masks) have no gradient, as in torch
+            return constant(out)
         result = make(out, parents, function_backward, (cls, ctx, positions))
         if not result.requires_grad:
             ctx.saved_tensors = ()  # nothing will run backward: keep no memory

@@ -31,26 +31,60 @@ def gradcheck(
 ) -> bool:
     """Return True if ``f``'s gradients match finite differences, else raise GradcheckError.
 
-    ``inputs`` is a sequence of ``Value`` or ``Tensor`` objects (or one of them);
-    ``f(*inputs)`` must return a ``Value`` or a ``Tensor``.  The inputs' ``.grad``
-    and ``.data`` are left as they were.
+    ``inputs`` is a sequence of ``Value`` objects or of ``Tensor`` objects (or
+    one of them); ``f(*inputs)`` returns a ``Value``/``Tensor`` or a tuple or
+    list of them, and the Jacobian of every output is checked.  As in
+    ``torch.autograd.gradcheck``, Tensor inputs that do not require grad are
+    passed to ``f`` but not checked, and so are integer outputs.  The inputs'
+    ``.grad`` and ``.data`` are left as they were.
     """
+    inputs = _prepare(inputs, eps, "gradcheck")
+    adapter = _ScalarAdapter(inputs) if _is_value(inputs[0]) else _TensorAdapter(inputs, "gradcheck")
+    outputs = adapter.outputs(f(*inputs))
+    problems: List[str] = []
+    for k in adapter.checked_outputs(outputs):
+        analytic = adapter.analytic(f, inputs, k)
+        for (index, inp), grad in zip(adapter.checked, analytic):
+            numeric = adapter.numeric(f, inputs, inp, eps, k)
+            name = _name(index, inp) if len(outputs) == 1 else f"output {k}, {_name(index, inp)}"
+            problems.extend(_second_order_lines(name, grad, numeric, atol, rtol))
+    if problems:
+        raise GradcheckError("gradcheck failed:\n" + "\n".join(problems))
+    return True
+
+
+def _prepare(inputs: Any, eps: float, op: str) -> List[Any]:
+    """``inputs`` as a non-empty list of all Values or all Tensors; clear errors otherwise."""
+    from taugrad._tensor import Tensor
+
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
     inputs = list(inputs)
     if not inputs:
-        raise ValueError("gradcheck: inputs is empty; pass the Values or Tensors to differentiate")
+        raise ValueError(f"{op}: inputs is empty; pass the Values or Tensors to differentiate")
     if eps <= 0:
-        raise ValueError(f"gradcheck: eps must be positive, got {eps}")
-    adapter = _ScalarAdapter() if all(_is_value(x) for x in inputs) else _TensorAdapter(inputs)
-    analytic = adapter.analytic(f, inputs)
-    problems: List[str] = []
-    for index, (inp, grad) in enumerate(zip(inputs, analytic)):
-        numeric = adapter.numeric(f, inputs, inp, eps)
-        problems.extend(_disagreements(index, inp, grad, numeric, atol, rtol))
-    if problems:
-        raise GradcheckError("gradcheck failed:\n" + "\n".join(problems))
-    return True
+        raise ValueError(f"{op}: eps must be positive, got {eps}")
+    for index, inp in enumerate(inputs):
+        if not (_is_value(inp) or isinstance(inp, Tensor)):
+            raise TypeError(f"{op}: input {index} is {type(inp).__name__}, expected a Value or a Tensor")
+    kinds = {type(inp).__name__ for inp in inputs}
+    if len(kinds) > 1 and any(_is_value(inp) for inp in inputs):
+        raise TypeError(f"{op}: inputs must be all Values or all Tensors, got a mix of {', '.join(sorted(kinds))}")
+    return inputs
+
+
+def _as_outputs(out: Any, kind: type, op: str) -> List[Any]:
+    """``f``'s result as a list of outputs of type ``kind``; a one-line TypeError otherwise."""
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not outs:
+        raise TypeError(f"{op}: f returned an empty {type(out).__name__}; expected at least one {kind.__name__}")
+    for k, o in enumerate(outs):
+        if not isinstance(o, kind):
+            where = f"output {k} of f is" if isinstance(out, (tuple, list)) else "f returned"
+            raise TypeError(
+                f"{op}: {where} {type(o).__name__}; expected a {kind.__name__} or a tuple/list of {kind.__name__}s"
+            )
+    return outs
 
 
 def _is_value(x: Any) -> bool:
@@ -64,86 +98,94 @@ def _name(index: int, inp: Any) -> str:
     return f"input {index}" + (f" ({label})" if label else "")
 
 
-def _disagreements(index: int, inp: Any, analytic: Any, numeric: Any, atol: float, rtol: float) -> List[str]:
-    a = np.asarray(analytic, dtype=np.float64)
-    n = np.asarray(numeric, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        bad = ~(np.abs(a - n) <= atol + rtol * np.abs(n))
-    bad &= ~(np.isnan(a) & np.isnan(n)) & ~((a == n) & np.isinf(a))  # same special value agrees
-    if a.ndim == 0:
-        if bad:
-            return [f"  {_name(index, inp)}: analytic {float(a)!r}, numeric {float(n)!r}"]
-        return []
-    lines = []
-    for position in zip(*np.nonzero(bad)):
-        pos = tuple(int(p) for p in position)
-        lines.append(f"  {_name(index, inp)}[{', '.join(map(str, pos))}]: analytic {a[pos]!r}, numeric {n[pos]!r}")
-    return lines
-
-
 class _ScalarAdapter:
-    """gradcheck for ``Value`` inputs and a ``Value`` output."""
+    """gradcheck for ``Value`` inputs and ``Value`` outputs (every input is checked)."""
 
-    def analytic(self, f: Callable[..., Any], inputs: List[Any]) -> List[float]:
+    def __init__(self, inputs: List[Any]) -> None:
+        self.checked = list(enumerate(inputs))
+
+    def outputs(self, out: Any) -> List[Any]:
+        from taugrad.scalar import Value
+
+        return _as_outputs(out, Value, "gradcheck")
+
+    def checked_outputs(self, outputs: List[Any]) -> range:
+        return range(len(outputs))
+
+    def analytic(self, f: Callable[..., Any], inputs: List[Any], k: int) -> List[float]:
         saved = [inp.grad for inp in inputs]
         for inp in inputs:
             inp.grad = 0.0
         try:
-            out = f(*inputs)
-            out.backward()
+            self.outputs(f(*inputs))[k].backward()
             return [inp.grad for inp in inputs]
         finally:
             for inp, grad in zip(inputs, saved):
                 inp.grad = grad
 
-    def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float) -> float:
+    def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> float:
         original = inp.data
         try:
             inp.data = original + eps
-            plus = f(*inputs).data
+            plus = self.outputs(f(*inputs))[k].data
             inp.data = original - eps
-            minus = f(*inputs).data
+            minus = self.outputs(f(*inputs))[k].data
         finally:
             inp.data = original
         return (plus - minus) / (2.0 * eps)
 
 
 class _TensorAdapter:
-    """gradcheck for ``Tensor`` inputs; a non-scalar output is projected on a fixed random ``r``."""
+    """gradcheck for ``Tensor`` inputs; each non-scalar output is projected on a fixed random ``r``.
 
-    def __init__(self, inputs: List[Any]) -> None:
-        for index, inp in enumerate(inputs):
-            data = getattr(inp, "data", None)
-            if not isinstance(data, np.ndarray):
-                raise TypeError(f"gradcheck: input {index} is {type(inp).__name__}, expected a Value or a Tensor")
-            if data.dtype != np.float64:
+    Only the inputs that require grad are checked (``self.checked``, pairs of
+    position and input), as torch does; the others are constants for ``f``.
+    """
+
+    def __init__(self, inputs: List[Any], op: str) -> None:
+        self.checked = [(index, inp) for index, inp in enumerate(inputs) if inp.requires_grad]
+        if not self.checked:
+            raise ValueError(f"{op}: at least one input must require grad")
+        for index, inp in self.checked:
+            if inp.data.dtype != np.float64:
                 raise TypeError(
-                    f"gradcheck: input {index} has dtype {data.dtype}; finite differences need float64 "
+                    f"{op}: input {index} has dtype {inp.data.dtype}; finite differences need float64 "
                     "(create it with dtype=float64)"
                 )
-        self._projection: Any = None
+        self._projections: dict = {}
 
-    def _project(self, out: Any) -> Tuple[Any, float]:
-        """Return (differentiable scalar, its float value) for the output ``out``."""
-        if self._projection is None:
-            rng = np.random.default_rng(12345)
-            self._projection = rng.uniform(0.5, 1.5, size=out.data.shape)
+    def outputs(self, out: Any) -> List[Any]:
+        from taugrad._tensor import Tensor
+
+        return _as_outputs(out, Tensor, "gradcheck")
+
+    def checked_outputs(self, outputs: List[Any]) -> List[int]:
+        # integer and bool outputs (indices, masks) have no gradient to check
+        return [k for k, o in enumerate(outputs) if o.data.dtype.kind in "fc"]
+
+    def _project(self, out: Any, k: int) -> Tuple[Any, float]:
+        """Return (differentiable scalar, its float value) for output ``k``, ``out``."""
         if out.data.shape == ():
             return out, float(out.data)
         from taugrad._tensor import Tensor
 
-        r = Tensor(self._projection.astype(out.data.dtype))
-        scalar = (out * r).sum()
+        if k not in self._projections:
+            rng = np.random.default_rng(12345 + k)
+            self._projections[k] = rng.uniform(0.5, 1.5, size=out.data.shape)
+        scalar = (out * Tensor(self._projections[k].astype(out.data.dtype))).sum()
         return scalar, float(scalar.data)
 
-    def analytic(self, f: Callable[..., Any], inputs: List[Any]) -> List[np.ndarray]:
+    def analytic(self, f: Callable[..., Any], inputs: List[Any], k: int) -> List[np.ndarray]:
         import taugrad
 
-        scalar, _ = self._project(f(*inputs))
-        grads = taugrad.grad(scalar, inputs, allow_unused=True)
-        return [np.zeros_like(inp.data) if g is None else np.asarray(g.data, dtype=np.float64) for inp, g in zip(inputs, grads)]
+        scalar, _ = self._project(self.outputs(f(*inputs))[k], k)
+        wrt = [inp for _, inp in self.checked]
+        if not scalar.requires_grad:  # the output does not depend on the inputs
+            return [np.zeros(inp.shape) for inp in wrt]
+        grads = taugrad.grad(scalar, wrt, allow_unused=True)
+        return [np.zeros(inp.shape) if g is None else np.asarray(g.data, dtype=np.float64) for inp, g in zip(wrt, grads)]
 
-    def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float) -> np.ndarray:
+    def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> np.ndarray:
         from taugrad.autograd import no_grad
 
         data = inp.data
@@ -153,9 +195,9 @@ class _TensorAdapter:
                 original = data[position]
                 try:
                     data[position] = original + eps
-                    plus = self._project(f(*inputs))[1]
+                    plus = self._project(self.outputs(f(*inputs))[k], k)[1]
                     data[position] = original - eps
-                    minus = self._project(f(*inputs))[1]
+                    minus = self._project(self.outputs(f(*inputs))[k], k)[1]
                 finally:
                     data[position] = original
                 result[position] = (plus - minus) / (2.0 * eps)
@@ -185,25 +227,20 @@ def gradgradcheck(
     * ``Value`` inputs: ``v`` runs over the unit vectors, so the whole Hessian
       ``d2 f / dx_i dx_j`` is checked.
     * ``Tensor`` inputs (float64): ``v`` is a fixed random vector per input, so
-      the check is on the Hessian-vector product ``H v``.  A non-scalar output
+      the check is on the Hessian-vector product ``H v``.  Inputs that do not
+      require grad are passed to ``f`` but not differentiated (as in torch).  A non-scalar output
       is projected on a fixed random ``r`` (``sum(out * r)``, as in
       :func:`gradcheck`), and ``r`` is differentiated too: ``d <J^T r, v> / d r
       = J v`` checks the double-backward trick that forward-mode products use.
 
     The inputs' ``.grad`` and ``.data`` are left as they were.
     """
-    if not isinstance(inputs, (list, tuple)):
-        inputs = [inputs]
-    inputs = list(inputs)
-    if not inputs:
-        raise ValueError("gradgradcheck: inputs is empty; pass the Values or Tensors to differentiate")
-    if eps <= 0:
-        raise ValueError(f"gradgradcheck: eps must be positive, got {eps}")
-    if all(_is_value(x) for x in inputs):
+    inputs = _prepare(inputs, eps, "gradgradcheck")
+    if _is_value(inputs[0]):
         problems = _value_gradgrad(f, inputs, eps, atol, rtol)
     else:
-        _TensorAdapter(inputs)  # same input validation as gradcheck
-        problems = _tensor_gradgrad(f, inputs, eps, atol, rtol)
+        checked = _TensorAdapter(inputs, "gradgradcheck").checked  # gradcheck's validation
+        problems = _tensor_gradgrad(f, inputs, checked, eps, atol, rtol)
     if problems:
         raise GradcheckError("gradgradcheck failed:\n" + "\n".join(problems))
     return True
@@ -261,16 +298,19 @@ def _second_order_lines(name: str, analytic: Any, numeric: Any, atol: float, rto
 class _SecondOrder:
     """The pieces of the Tensor second-order check, for one ``f`` and fixed ``r``, ``v``."""
 
-    def __init__(self, f: Callable[..., Any], inputs: List[Any]) -> None:
+    def __init__(self, f: Callable[..., Any], inputs: List[Any], wrt: List[Any]) -> None:
         self.f = f
-        self.inputs = inputs
+        self.inputs = inputs  # what f is called with
+        self.wrt = wrt  # the inputs that require grad: the ones differentiated
         rng = np.random.default_rng(54321)
-        self.v = [rng.uniform(0.5, 1.5, size=inp.data.shape) for inp in inputs]
+        self.v = [rng.uniform(0.5, 1.5, size=inp.data.shape) for inp in wrt]
         self.r: Any = None  # the projection of a non-scalar output, made on the first call
 
     def project(self, out: Any) -> Any:
         from taugrad._tensor import Tensor
 
+        if not isinstance(out, Tensor):
+            raise TypeError(f"gradgradcheck: f returned {type(out).__name__}; expected one Tensor")
         if out.data.shape == ():
             return out
         if self.r is None:
@@ -286,7 +326,7 @@ class _SecondOrder:
         scalar = self.project(self.f(*self.inputs))
         if not scalar.requires_grad:
             return 0.0
-        grads = engine.grad(scalar, self.inputs, create_graph=create_graph, allow_unused=True)
+        grads = engine.grad(scalar, self.wrt, create_graph=create_graph, allow_unused=True)
         total: Any = 0.0
         for g, v in zip(grads, self.v):
             if g is not None:
@@ -296,13 +336,17 @@ class _SecondOrder:
         return total
 
 
-def _tensor_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol: float, rtol: float) -> List[str]:
+def _tensor_gradgrad(
+    f: Callable[..., Any], inputs: List[Any], checked: List[Tuple[int, Any]], eps: float, atol: float, rtol: float
+) -> List[str]:
+    """``H v`` for every input in ``checked`` (pairs of position and input), and ``J v`` through ``r``."""
     import taugrad.tensor_engine as engine
     from taugrad._tensor import Tensor
 
-    check = _SecondOrder(f, inputs)
+    check = _SecondOrder(f, inputs, [inp for _, inp in checked])
     phi = check.gradient_dot_v(create_graph=True)
-    wrt = inputs + ([check.r] if check.r is not None else [])
+    wrt = check.wrt + ([check.r] if check.r is not None else [])
+    positions = [index for index, _ in checked]
     if isinstance(phi, Tensor) and phi.requires_grad:
         second = engine.grad(phi, wrt, allow_unused=True)
         analytic = [np.zeros(x.shape) if s is None else np.asarray(s.data, dtype=np.float64) for x, s in zip(wrt, second)]
@@ -322,6 +366,6 @@ def _tensor_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol:
             finally:
                 data[position] = original
             numeric[position] = (plus - minus) / (2.0 * eps)
-        name = "(J v) via grad_output" if x is check.r else f"(H v) of {_name(index, x)}"
+        name = "(J v) via grad_output" if x is check.r else f"(H v) of {_name(positions[index], x)}"
         problems.extend(_second_order_lines(name, analytic[index], numeric, atol, rtol))
     return problems
