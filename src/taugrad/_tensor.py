@@ -24,6 +24,8 @@ in :data:`taugrad.ops.core.ARRAY_MODULES`; nothing else names NumPy's array type
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 _PYTHON_SCALARS = (bool, int, float)
@@ -93,6 +95,14 @@ def to_array(data, dtype=None):
         elif array.dtype.kind == "i" and array.dtype != np.int64:
             array = array.astype(np.int64)
     return array
+
+
+def _unpickled_tensor(cls, data, requires_grad: bool, grad) -> "Tensor":
+    """A leaf of class ``cls`` (Tensor or Parameter) rebuilt from pickled parts."""
+    t = Tensor.__new__(cls)
+    Tensor.__init__(t, data, requires_grad=requires_grad)
+    t._grad = grad
+    return t
 
 
 def _check_gradient(value, tensor) -> None:
@@ -319,6 +329,28 @@ class Tensor:
         elif self.requires_grad:
             extras.append("requires_grad=True")
         return f"Tensor({body}{''.join(', ' + e for e in extras)})"
+
+    # ------------------------------------------------------------ copying
+    def __reduce_ex__(self, protocol):
+        """Pickle the data, the flag and ``.grad``, never the graph (an op's output comes back a leaf).
+
+        The default would pickle the parents and every saved array too:
+        megabytes for a scalar loss, and a graph that no longer reaches the
+        original leaves.
+        """
+        requires_grad = self._requires_grad and self._rule is None
+        return (_unpickled_tensor, (type(self), self.data, requires_grad, self._grad))
+
+    def __deepcopy__(self, memo):
+        """A leaf copied with its data and ``.grad``; an op's output is refused, as in PyTorch."""
+        if self._rule is not None:
+            raise RuntimeError("deepcopy: only leaf tensors can be deep-copied (this one is the output of an op); "
+                               "use .detach() first")
+        new = _unpickled_tensor(type(self), self.data.copy(order="K"), self._requires_grad, None)  # keeps the layout
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        return new
 
     # ------------------------------------------------------------ autograd
     def detach(self) -> "Tensor":

@@ -104,3 +104,48 @@ def test_a_python_int_beyond_int64_is_an_error_not_a_uint64():
     with pytest.raises((RuntimeError, ValueError)):  # torch refuses it too
         torch.tensor(2**63)
     assert taugrad.tensor(2**63, dtype="uint64").dtype == np.uint64  # asked for: fine
+
+
+def test_pickling_an_op_output_keeps_its_value_not_its_graph():
+    import pickle
+
+    x = taugrad.randn(300, 300, requires_grad=True)
+    loss = (x.tanh() * x).sum()
+    data = pickle.dumps(loss)
+    assert len(data) < 10_000  # the default pickled the parents and saved arrays: megabytes
+    back = pickle.loads(data)
+    assert back.is_leaf and not back.requires_grad and float(back.data) == float(loss.data)
+    x.grad = taugrad.ones(300, 300)
+    leaf = pickle.loads(pickle.dumps(x))
+    assert leaf.requires_grad and np.array_equal(leaf.data, x.data) and np.array_equal(leaf.grad.data, x.grad.data)
+
+
+def test_deepcopy_refuses_an_op_output_and_copies_a_leaf_as_torch():
+    import copy
+
+    from taugrad import nn
+
+    x = leaf()
+    with pytest.raises(RuntimeError, match="only leaf tensors can be deep-copied"):
+        copy.deepcopy(x * 2)
+    with pytest.raises(RuntimeError):
+        copy.deepcopy(torch.tensor([1.0], requires_grad=True) * 2)
+    layer = nn.Linear(3, 2)
+    twin = copy.deepcopy(layer)
+    assert type(twin.weight) is type(layer.weight) and twin.weight.requires_grad
+    assert twin.weight.data is not layer.weight.data and np.array_equal(twin.weight.data, layer.weight.data)
+    assert twin.weight.data.strides == layer.weight.data.strides  # the column-major layout is kept
+
+
+def test_creation_takes_size_as_a_keyword_and_any_float_dtype():
+    assert taugrad.zeros(size=(2, 3)).shape == tuple(torch.zeros(size=(2, 3)).shape)
+    assert taugrad.randn(size=(4,)).shape == (4,)
+    assert taugrad.rand(2, dtype="float16").dtype == np.float16
+    assert taugrad.arange(taugrad.tensor(5)).dtype == np.int64
+    with pytest.raises(ValueError, match="arange: unsupported range 0 -> inf"):
+        taugrad.arange(float("inf"))
+
+
+def test_integer_true_division_in_place_names_the_float_result():
+    with pytest.raises(TypeError, match="div_: cannot store a float64 result in a tensor of dtype int64"):
+        taugrad.tensor([1, 2]).div_(2)

@@ -5,6 +5,7 @@ Sizes are given as ``zeros(2, 3)`` or ``zeros((2, 3))``.
 """
 from __future__ import annotations
 
+import math
 import operator
 
 import numpy as np
@@ -26,6 +27,24 @@ def _size(size, op: str) -> tuple:
     if any(n < 0 for n in size):
         raise ValueError(f"{op}: negative size in {size}")
     return size
+
+
+def _sizes(sizes: tuple, size, op: str) -> tuple:
+    """The shape from ``f(2, 3)``, ``f((2, 3))`` or ``f(size=(2, 3))``, as torch takes it."""
+    if size is not None:
+        if sizes:
+            raise TypeError(f"{op}: give the sizes either as arguments or as size=, not both")
+        sizes = (size,) if isinstance(size, (tuple, list)) else (size,)
+    return _size(sizes, op)
+
+
+def _random_floats(draw, shape: tuple, dtype, op: str):
+    """``draw(shape, dtype=...)`` for any floating dtype (NumPy draws float32 and float64 only)."""
+    if dtype.kind != "f":
+        raise TypeError(f"{op}: dtype must be floating, got {dtype}")
+    if dtype in (np.float32, np.float64):
+        return draw(shape, dtype=dtype)
+    return draw(shape, dtype=np.float32).astype(dtype)  # float16: drawn in float32, then rounded
 
 
 def _dtype(dtype, default=np.float32):
@@ -51,19 +70,19 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def zeros(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
     """Tensor of zeros."""
-    return _result(np.zeros(_size(size, "zeros"), dtype=_dtype(dtype)), requires_grad)
+    return _result(np.zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
 
 
-def ones(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
     """Tensor of ones."""
-    return _result(np.ones(_size(size, "ones"), dtype=_dtype(dtype)), requires_grad)
+    return _result(np.ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
 
 
-def empty(*size, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
     """Tensor with unspecified contents."""
-    return _result(np.empty(_size(size, "empty"), dtype=_dtype(dtype)), requires_grad)
+    return _result(np.empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
@@ -96,10 +115,13 @@ def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
     """``start, start + step, ...`` below ``end`` (ints -> int64, floats -> float32)."""
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
     if step == 0:
         raise ValueError("arange: step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ValueError(f"arange: unsupported range {start} -> {end} with step {step} (bounds must be finite)")
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else np.float32
@@ -123,17 +145,17 @@ def eye(n: int, m=None, dtype=None, requires_grad: bool = False) -> Tensor:
     return _result(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
-def randn(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
+def randn(*sizes, size=None, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Samples of the standard normal distribution."""
-    dtype = _dtype(dtype)
-    data = get_generator(generator).standard_normal(_size(size, "randn"), dtype=dtype)
+    shape = _sizes(sizes, size, "randn")
+    data = _random_floats(get_generator(generator).standard_normal, shape, _dtype(dtype), "randn")
     return _result(data, requires_grad)
 
 
-def rand(*size, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
+def rand(*sizes, size=None, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Samples of the uniform distribution on [0, 1)."""
-    dtype = _dtype(dtype)
-    data = get_generator(generator).random(_size(size, "rand"), dtype=dtype)
+    shape = _sizes(sizes, size, "rand")
+    data = _random_floats(get_generator(generator).random, shape, _dtype(dtype), "rand")
     return _result(data, requires_grad)
 
 

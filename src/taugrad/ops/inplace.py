@@ -51,15 +51,22 @@ def _data(other):
     return to_array(other)
 
 
+def _result_dtype(ufunc, a, b) -> str:
+    """The dtype ``ufunc(a, b)`` gives (true division of integers: a float), for an error message."""
+    try:
+        return str(ufunc(a, b).dtype)
+    except TypeError:
+        return "non-numeric"
+
+
 def _apply(x: Tensor, op: str, ufunc, other) -> Tensor:
     check_inplace(x, op)
     od = _data(other)
     try:
         ufunc(x.data, od, out=x.data)
     except TypeError:
-        raise TypeError(
-            f"{op}: cannot store the result for {np.result_type(x.data, od)} operands in a tensor of dtype {x.dtype}"
-        ) from None
+        raise TypeError(f"{op}: cannot store a {_result_dtype(ufunc, x.data, od)} result in a tensor of dtype "
+                        f"{x.dtype}") from None
     except ValueError:
         raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}") from None
     bump_version(x)
