@@ -36,7 +36,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from taugrad.autograd import enable_grad, is_grad_enabled
+from taugrad.autograd import enable_grad, is_grad_enabled, topological_order
 from taugrad.gradients import grad as _engine_grad
 from taugrad.scalar.value import Value
 from taugrad._tensor import Tensor
@@ -214,19 +214,9 @@ def _release_aux(aux: Any, tracked: Sequence[Any], keep: bool) -> Any:
 
 
 def _reaches_any(out: Tensor, targets: Sequence[Any]) -> bool:
-    """Does the graph of ``out`` reach one of ``targets``?"""
+    """Does the graph of ``out`` reach one of ``targets``? (The engine's own walk, so no recursion.)"""
     wanted = {id(t) for t in targets}
-    seen: set = set()
-    stack = [out]
-    while stack:
-        node = stack.pop()
-        if id(node) in wanted:
-            return True
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.extend(p for p in node._prev if p.requires_grad)
-    return False
+    return id(out) in wanted or any(id(p) in wanted for node in topological_order([out]) for p in node._prev)
 
 
 def _pack(values: Sequence[Any], argnums: ArgNums) -> Any:

@@ -209,7 +209,7 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     if reduction not in _REDUCTIONS:
         _check_reduction(reduction, "cross_entropy")
     if not isinstance(logits, Tensor):
-        logits = Tensor(logits)
+        logits = _input_tensor(logits, "cross_entropy")
     x = logits.data
     shape = x.shape
     if x.ndim != 2:
