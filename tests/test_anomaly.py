@@ -100,17 +100,17 @@ class torch_free_zero_weights:
 
 
 def test_off_by_default_and_after_the_block():
-    assert not taugrad.anomaly.is_anomaly_enabled()
+    assert not taugrad.debug.anomaly.is_anomaly_enabled()
     with taugrad.detect_anomaly():
-        assert taugrad.anomaly.is_anomaly_enabled()
+        assert taugrad.debug.anomaly.is_anomaly_enabled()
         with taugrad.detect_anomaly(False):
             assert taugrad.tensor([0.0]).log().item() == -np.inf
-        assert taugrad.anomaly.is_anomaly_enabled()
-    assert not taugrad.anomaly.is_anomaly_enabled()
-    assert taugrad.anomaly.ACTIVE[0] == 0
+        assert taugrad.debug.anomaly.is_anomaly_enabled()
+    assert not taugrad.debug.anomaly.is_anomaly_enabled()
+    assert taugrad.debug.anomaly.ACTIVE[0] == 0
     x = taugrad.tensor([0.0], requires_grad=True)
     y = x.log()
-    assert y.item() == -np.inf and y._hooks is None  # nothing recorded when off
+    assert y.item() == -np.inf and y._extras is None  # nothing recorded when off
     y.sum().backward()
     assert x.grad.item() == np.inf
 
@@ -122,8 +122,8 @@ def test_detect_anomaly_as_decorator_and_restored_after_an_error():
 
     with pytest.raises(taugrad.AnomalyError):
         broken(taugrad.tensor([-1.0]))
-    assert not taugrad.anomaly.is_anomaly_enabled()
-    assert taugrad.anomaly.ACTIVE[0] == 0
+    assert not taugrad.debug.anomaly.is_anomaly_enabled()
+    assert taugrad.debug.anomaly.ACTIVE[0] == 0
 
 
 def test_clean_training_step_passes_under_anomaly_mode():

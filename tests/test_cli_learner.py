@@ -15,7 +15,7 @@ import pytest
 import taugrad.scalar.value as value_module
 from taugrad.cli import main
 from taugrad.cli import gradcheck as gradcheck_cli
-from taugrad.randexpr import check_random_expressions
+from taugrad.learn.randexpr import check_random_expressions
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 

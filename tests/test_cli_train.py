@@ -11,7 +11,7 @@ import pytest
 import taugrad
 from taugrad import nn
 from taugrad.cli import main
-from taugrad.progress import TrainingProgress
+from taugrad.learn.progress import TrainingProgress
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SRC = str(Path(__file__).resolve().parents[1] / "src")

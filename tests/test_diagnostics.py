@@ -8,7 +8,7 @@ import pytest
 import taugrad
 from taugrad import nn
 from taugrad.cli import main
-from taugrad.diagnostics import GradientFlowMonitor, format_table, plot_gradient_flow, print_table
+from taugrad.debug.diagnostics import GradientFlowMonitor, format_table, plot_gradient_flow, print_table
 
 
 def _model_with_known_weights():

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from taugrad import Value
-from taugrad.expr import MAX_DEPTH, MAX_LENGTH, ExpressionError, build, parse, parse_bindings
+from taugrad.learn.expr import MAX_DEPTH, MAX_LENGTH, ExpressionError, build, parse, parse_bindings
 
 # ---------------------------------------------------------------------------
 # what it accepts and builds

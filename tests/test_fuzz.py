@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import taugrad
-from taugrad.expr import ExpressionError
+from taugrad.learn.expr import ExpressionError
 
 #: The exceptions an op, the parser or load may raise on bad input (docs/errors.md).
 #: Subclasses count: GraphReleasedError/AnomalyError (RuntimeError),
@@ -224,7 +224,7 @@ def test_expression_parser_never_executes_and_refuses_cleanly(parser_dir, text, 
     os.chdir(parser_dir)
     try:
         try:
-            expression = taugrad.expr.parse(text)
+            expression = taugrad.learn.expr.parse(text)
         except ExpressionError as err:
             _assert_clean(err)
             return
@@ -238,7 +238,7 @@ def test_expression_parser_never_executes_and_refuses_cleanly(parser_dir, text, 
 def test_expression_parser_refuses_executable_input():
     for text in TOKENS[-2:]:
         with pytest.raises(ExpressionError):
-            taugrad.expr.parse(text)
+            taugrad.learn.expr.parse(text)
 
 
 # ---------------------------------------------------------------------------

@@ -3,7 +3,7 @@ import numpy as np
 import torch
 
 from taugrad import nn
-from taugrad._tensor import Tensor
+from taugrad.tensors.node import Tensor
 
 
 def names(pairs):

@@ -8,7 +8,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad._tensor import Tensor
+from taugrad.tensors.node import Tensor
 
 F64 = np.float64
 
@@ -514,7 +514,7 @@ def test_sequential_fused_layer_errors_and_double_backward_match_the_unfused_mod
 
 
 def test_linear_relu_names_itself_in_its_errors():
-    from taugrad.ops.matmul import linear_relu
+    from taugrad.tensors.ops.matmul import linear_relu
 
     with pytest.raises(ValueError, match=r"^linear_relu: input \(2, 3\) does not fit weight \(4, 5\) "):
         linear_relu(taugrad.ones(2, 3), taugrad.ones(4, 5))

@@ -8,9 +8,9 @@ import math
 import pytest
 
 from taugrad import Value
-from taugrad.randexpr import random_expressions
-from taugrad.trace import finite_difference, label_graph, trace
-from taugrad.expr import build
+from taugrad.learn.randexpr import random_expressions
+from taugrad.learn.trace import finite_difference, label_graph, trace
+from taugrad.learn.expr import build
 
 
 def _grads(t, field="grad"):

@@ -10,10 +10,10 @@ import sys
 import numpy as np
 import pytest
 
-import taugrad.viz as viz
+import taugrad.learn.draw as viz
 from taugrad import Value, draw_dot
-from taugrad.expr import build
-from taugrad.viz import DotGraph, GraphvizNotFound, graph_source, write_graph
+from taugrad.learn.expr import build
+from taugrad.learn.draw import DotGraph, GraphvizNotFound, graph_source, write_graph
 
 FAKE_SVG = "<svg xmlns='http://www.w3.org/2000/svg'><!-- fake dot --></svg>"
 
@@ -206,7 +206,7 @@ def test_tensor_like_nodes_show_shape_and_dtype():
 
 
 def test_real_tensor_graph():
-    from taugrad._tensor import Tensor
+    from taugrad.tensors.node import Tensor
 
     x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     w = Tensor(np.ones((3, 1), dtype=np.float32), requires_grad=True)
@@ -223,7 +223,7 @@ def test_real_tensor_graph():
 
 
 def test_tensor_graph_freed_by_backward_says_so():
-    from taugrad._tensor import Tensor
+    from taugrad.tensors.node import Tensor
 
     x = Tensor(np.ones(3), requires_grad=True)
     y = (x * 2.0).sum()

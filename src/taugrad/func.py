@@ -36,10 +36,11 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from taugrad.autograd import enable_grad, is_grad_enabled, topological_order
-from taugrad.gradients import grad as _engine_grad
+from taugrad.grad_mode import enable_grad, is_grad_enabled
+from taugrad.graph import topological_order
+from taugrad.autograd import grad as _engine_grad
 from taugrad.scalar.value import Value
-from taugrad._tensor import Tensor
+from taugrad.tensors.node import Tensor
 
 ArgNums = Union[int, Tuple[int, ...]]
 
@@ -461,7 +462,7 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
         if n == 0:
             blocks.append(Tensor(np.zeros(out.shape + x.shape, dtype=x.dtype)))
         elif create_graph:
-            from taugrad.ops.shape import stack
+            from taugrad.tensors.ops.shape import stack
 
             blocks.append(stack(row).reshape(out.shape + x.shape))
         else:

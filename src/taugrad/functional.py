@@ -8,7 +8,7 @@ Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logit
 Other:        dropout, linear, one_hot, pad
 
 Softmax, log_softmax and the losses are fused ops with stable formulas (see
-:mod:`taugrad.ops.nn`): logits of +-1e4 give finite losses and gradients, no
+:mod:`taugrad.tensors.ops.losses`): logits of +-1e4 give finite losses and gradients, no
 warnings.  Errors name the problem: float targets to ``cross_entropy`` are a
 ``TypeError``, an out-of-range class a ``ValueError`` naming it and the
 number of classes, mismatched shapes a ``ValueError`` naming both.
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.ops import matmul as _matmul
-from taugrad.ops.elementwise import gelu, relu, sigmoid, tanh
-from taugrad.ops.nn import (
+from taugrad.tensors.ops import matmul as _matmul
+from taugrad.tensors.ops.elementwise import gelu, relu, sigmoid, tanh
+from taugrad.tensors.ops.losses import (
     binary_cross_entropy_with_logits,
     cross_entropy,
     dropout,
@@ -28,8 +28,8 @@ from taugrad.ops.nn import (
     nll_loss,
     softmax,
 )
-from taugrad.ops.shape import pad
-from taugrad._tensor import Tensor
+from taugrad.tensors.ops.shape import pad
+from taugrad.tensors.node import Tensor
 
 __all__ = [
     "relu",

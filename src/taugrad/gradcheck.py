@@ -55,7 +55,7 @@ def gradcheck(
 
 def _prepare(inputs: Any, eps: float, op: str) -> List[Any]:
     """``inputs`` as a non-empty list of all Values or all Tensors; clear errors otherwise."""
-    from taugrad._tensor import Tensor
+    from taugrad.tensors.node import Tensor
 
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
@@ -155,7 +155,7 @@ class _TensorAdapter:
         self._projections: dict = {}
 
     def outputs(self, out: Any) -> List[Any]:
-        from taugrad._tensor import Tensor
+        from taugrad.tensors.node import Tensor
 
         return _as_outputs(out, Tensor, "gradcheck")
 
@@ -167,7 +167,7 @@ class _TensorAdapter:
         """Return (differentiable scalar, its float value) for output ``k``, ``out``."""
         if out.data.shape == ():
             return out, float(out.data)
-        from taugrad._tensor import Tensor
+        from taugrad.tensors.node import Tensor
 
         if k not in self._projections:
             rng = np.random.default_rng(12345 + k)
@@ -186,7 +186,7 @@ class _TensorAdapter:
         return [np.zeros(inp.shape) if g is None else np.asarray(g.data, dtype=np.float64) for inp, g in zip(wrt, grads)]
 
     def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> np.ndarray:
-        from taugrad.autograd import no_grad
+        from taugrad.grad_mode import no_grad
 
         data = inp.data
         result = np.zeros(data.shape, dtype=np.float64)
@@ -307,7 +307,7 @@ class _SecondOrder:
         self.r: Any = None  # the projection of a non-scalar output, made on the first call
 
     def project(self, out: Any) -> Any:
-        from taugrad._tensor import Tensor
+        from taugrad.tensors.node import Tensor
 
         if not isinstance(out, Tensor):
             raise TypeError(f"gradgradcheck: f returned {type(out).__name__}; expected one Tensor")
@@ -320,8 +320,8 @@ class _SecondOrder:
 
     def gradient_dot_v(self, create_graph: bool) -> Any:
         """``<g, v>`` with ``g = d <f(x), r> / d x``: a Tensor (differentiable if create_graph) or a float."""
-        import taugrad.tensor_engine as engine
-        from taugrad._tensor import Tensor
+        import taugrad.tensors.engine as engine
+        from taugrad.tensors.node import Tensor
 
         scalar = self.project(self.f(*self.inputs))
         if not scalar.requires_grad:
@@ -340,8 +340,8 @@ def _tensor_gradgrad(
     f: Callable[..., Any], inputs: List[Any], checked: List[Tuple[int, Any]], eps: float, atol: float, rtol: float
 ) -> List[str]:
     """``H v`` for every input in ``checked`` (pairs of position and input), and ``J v`` through ``r``."""
-    import taugrad.tensor_engine as engine
-    from taugrad._tensor import Tensor
+    import taugrad.tensors.engine as engine
+    from taugrad.tensors.node import Tensor
 
     check = _SecondOrder(f, inputs, [inp for _, inp in checked])
     phi = check.gradient_dot_v(create_graph=True)

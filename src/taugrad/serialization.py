@@ -414,6 +414,6 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
 
 
 def _make_tensor(array: np.ndarray) -> Any:
-    from taugrad._tensor import Tensor  # late import: checkpoints of plain arrays need no engine
+    from taugrad.tensors.node import Tensor  # late import: checkpoints of plain arrays need no engine
 
     return Tensor(array)

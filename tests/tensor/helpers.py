@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 import taugrad
 import taugrad.functional
-from taugrad.ops.matmul import linear_relu as _linear_relu
+from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 
 # Deterministic, moderate and deadline-free: the CI machine has 2 shared cores.
 HYPOTHESIS = settings(

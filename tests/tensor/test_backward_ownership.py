@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import taugrad
-import taugrad.ops.elementwise as elementwise
+import taugrad.tensors.ops.elementwise as elementwise
 
 
 def _pair(shape, seed, requires_grad=True):

@@ -16,7 +16,7 @@ import numpy as np
 
 import taugrad
 import taugrad.functional as F
-from taugrad.ops.matmul import linear_relu
+from taugrad.tensors.ops.matmul import linear_relu
 
 
 @dataclass(frozen=True)

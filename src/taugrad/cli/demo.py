@@ -92,7 +92,7 @@ def _matplotlib_available() -> bool:
 
 def _gradcheck_batch(count: int, seed: int) -> int:
     """Gradient-check ``count`` random expressions; print a summary line; return the failures."""
-    from taugrad.randexpr import check_random_expressions
+    from taugrad.learn.randexpr import check_random_expressions
 
     results = check_random_expressions(count, seed=seed)
     failures = [r for r in results if not r.passed]
@@ -110,7 +110,7 @@ def _write_plots(folder: str, model: Any, X: Sequence[Sequence[float]], y: Seque
     if not _matplotlib_available():
         print("plots skipped: matplotlib is not installed (pip install 'taugrad[plots]')")
         return
-    from taugrad.plots import plot_decision_boundary, plot_history
+    from taugrad.learn.plots import plot_decision_boundary, plot_history
 
     try:
         os.makedirs(folder, exist_ok=True)

@@ -35,7 +35,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.randexpr import MAX_DEPTH, VARIABLES
+    from taugrad.learn.randexpr import MAX_DEPTH, VARIABLES
 
     if not 1 <= args.count <= MAX_COUNT:
         raise CommandError(f"--count must be between 1 and {MAX_COUNT:,}, got {args.count}")
@@ -48,8 +48,8 @@ def run(args) -> int:
         value = getattr(args, option)
         if not value >= 0:
             raise CommandError(f"--{option} must be non-negative, got {value}")
-    from taugrad.progress import rich_available
-    from taugrad.randexpr import check_random_expressions
+    from taugrad.learn.progress import rich_available
+    from taugrad.learn.randexpr import check_random_expressions
 
     results = check_random_expressions(args.count, args.seed, args.depth, args.variables, args.eps, args.atol,
                                        args.rtol)
@@ -60,8 +60,8 @@ def run(args) -> int:
 
 def _operations(result) -> List[str]:
     """The engine operations in one checked expression's graph (once each)."""
-    from taugrad.autograd import topological_order
-    from taugrad.expr import build
+    from taugrad.graph import topological_order
+    from taugrad.learn.expr import build
 
     graph = build(result.expression.text, result.expression.values)
     ops = {("**k" if node._op.startswith("**") and len(node._prev) == 1 else

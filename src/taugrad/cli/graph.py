@@ -32,9 +32,9 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.expr import ExpressionError, build, parse_bindings
-    from taugrad.trace import label_graph
-    from taugrad.viz import PICTURE_FORMATS, DotGraph, GraphvizNotFound, graph_source, write_graph
+    from taugrad.learn.expr import ExpressionError, build, parse_bindings
+    from taugrad.learn.trace import label_graph
+    from taugrad.learn.draw import PICTURE_FORMATS, DotGraph, GraphvizNotFound, graph_source, write_graph
 
     try:
         graph = build(args.expression, parse_bindings(args.bindings))

@@ -45,8 +45,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.expr import ExpressionError, parse, parse_bindings
-    from taugrad.trace import trace
+    from taugrad.learn.expr import ExpressionError, parse, parse_bindings
+    from taugrad.learn.trace import trace
 
     check_eps(args.eps)
     try:

@@ -285,7 +285,7 @@ def _train(config: Dict[str, Any]) -> int:
 
 def _fit(config: Dict[str, Any], trainer: Any, arrays: Dict[str, Any]) -> Dict[str, List[float]]:
     """The epochs, with the progress display; returns the loss and accuracy history."""
-    from taugrad.progress import TrainingProgress
+    from taugrad.learn.progress import TrainingProgress
 
     history: Dict[str, List[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     n_train = len(arrays["y_train"])
@@ -307,7 +307,7 @@ def _fit(config: Dict[str, Any], trainer: Any, arrays: Dict[str, Any]) -> Dict[s
 
 
 def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> None:
-    from taugrad.diagnostics import plot_gradient_flow, print_table
+    from taugrad.debug.diagnostics import plot_gradient_flow, print_table
 
     monitor.close()
     print_table(monitor, title=f"gradient flow of {trainer.describe()}")
@@ -322,7 +322,7 @@ def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> N
 
 
 def _write_plots(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any, history: Dict[str, List[float]]) -> None:
-    from taugrad.plots import plot_decision_boundary, plot_history
+    from taugrad.learn.plots import plot_decision_boundary, plot_history
 
     title = f"{config['dataset']}: {trainer.describe()} ({config['engine']} engine)"
     written = [plot_history(history, os.path.join(config["plots"], f"{config['dataset']}_training.png"), title=title)]

@@ -70,7 +70,7 @@ class TensorTrainer:
 
     def diagnose(self) -> Any:
         """Start recording gradient norms and dead ReLUs (``--diagnose``); returns the monitor."""
-        from taugrad.diagnostics import GradientFlowMonitor
+        from taugrad.debug.diagnostics import GradientFlowMonitor
 
         self.monitor = GradientFlowMonitor(self.model)
         return self.monitor
@@ -80,7 +80,7 @@ class TensorTrainer:
 
     def train_epoch(self) -> float:
         from taugrad.functional import cross_entropy
-        from taugrad._tensor import Tensor
+        from taugrad.tensors.node import Tensor
 
         self.model.train()
         total, count = 0.0, 0
@@ -98,8 +98,8 @@ class TensorTrainer:
         return total / count
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        from taugrad.autograd import no_grad
-        from taugrad._tensor import Tensor
+        from taugrad.grad_mode import no_grad
+        from taugrad.tensors.node import Tensor
 
         self.model.eval()
         with no_grad():

@@ -16,9 +16,9 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from taugrad.ops.inplace import bump_version
-from taugrad.ops.random import default_generator, get_generator, manual_seed
-from taugrad._tensor import Tensor
+from taugrad.tensors.ops.inplace import bump_version
+from taugrad.tensors.generator import default_generator, get_generator, manual_seed
+from taugrad.tensors.node import Tensor
 
 __all__ = [
     "manual_seed",

@@ -14,11 +14,11 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 import numpy as np
 
 from taugrad.functional import dropout
-from taugrad.ops.matmul import linear as _linear
-from taugrad.ops.matmul import linear_relu as _linear_relu
+from taugrad.tensors.ops.matmul import linear as _linear
+from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
-from taugrad._tensor import Tensor
+from taugrad.tensors.node import Tensor
 
 __all__ = [
     "Identity",
@@ -91,7 +91,7 @@ class Linear(Module):
         return _linear(x, params["weight"], params["bias"])
 
     def forward_relu(self, x: Any) -> Tensor:
-        """``relu(self.forward(x))`` as one op (:func:`taugrad.ops.matmul.linear_relu`); Sequential uses it."""
+        """``relu(self.forward(x))`` as one op (:func:`taugrad.tensors.ops.matmul.linear_relu`); Sequential uses it."""
         x = self._checked_input(x)
         params = self._parameters
         return _linear_relu(x, params["weight"], params["bias"])

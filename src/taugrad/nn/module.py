@@ -20,9 +20,9 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from taugrad.hooks import RemovableHandle
-from taugrad.ops.inplace import bump_version
-from taugrad._tensor import Tensor
+from taugrad.tensors.hooks import RemovableHandle
+from taugrad.tensors.ops.inplace import bump_version
+from taugrad.tensors.node import Tensor
 
 __all__ = ["Module", "Parameter", "StateDictError"]
 

@@ -16,9 +16,9 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 import numpy as np
 
-from taugrad.autograd import enable_grad
-from taugrad.ops.inplace import bump_version
-from taugrad._tensor import Tensor
+from taugrad.grad_mode import enable_grad
+from taugrad.tensors.ops.inplace import bump_version
+from taugrad.tensors.node import Tensor
 
 __all__ = ["Optimizer"]
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from taugrad.autograd import topological_order
+from taugrad.graph import topological_order
 from taugrad.scalar import fused, ieee
 from taugrad.scalar import value as v
 from taugrad.scalar.value import Value

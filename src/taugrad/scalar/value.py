@@ -27,8 +27,8 @@ import math
 import numbers
 from typing import Any, Callable, Iterable, Optional, Tuple, Union
 
-from taugrad.autograd import topological_order
-from taugrad.scalar import ieee
+from taugrad.graph import topological_order
+from taugrad.scalar import derivatives, ieee
 
 Number = Union[int, float]
 Rule = Callable[["Value"], None]
@@ -262,7 +262,11 @@ def _base_label(k: float) -> str:
 
 
 # ---------------------------------------------------------------------------
-# local rules: rule(out) adds d out / d parent * out.grad into each parent
+# local rules: rule(out) adds d out / d parent * out.grad into each parent.
+# Each is generated from its one definition in taugrad.scalar.derivatives (which
+# also gives create_graph=True and the trace their rules); the ops above look
+# these names up when they run, so a rule replaced here (a test's broken rule)
+# is the one new nodes get.
 # ---------------------------------------------------------------------------
 
 
@@ -270,97 +274,14 @@ def no_rule(out: Value) -> None:
     """A leaf, or a node built by hand without a rule: nothing to pass back."""
 
 
-def add_rule(out: Value) -> None:
-    """out = a + b:  a.grad += g;  b.grad += g."""
-    a, b = out._prev
-    g = out.grad
-    a.grad += g
-    b.grad += g
-
-
-def mul_rule(out: Value) -> None:
-    """out = a * b:  a.grad += b * g;  b.grad += a * g."""
-    a, b = out._prev
-    g = out.grad
-    a.grad += b.data * g
-    b.grad += a.data * g
-
-
-def div_rule(out: Value) -> None:
-    """out = a / b:  a.grad += g / b;  b.grad += -g * (out / b)   (out / b = (a / b) / b).
-
-    PyTorch's rules: dividing twice never squares ``b``, so the gradient stays
-    finite wherever ``(a / b) / b`` is (``b * b`` over/underflows past 1e+-154).
-    """
-    a, b = out._prev
-    g = out.grad
-    y = b.data
-    a.grad += ieee.div(g, y)
-    b.grad += -g * ieee.div(out.data, y)
-
-
-def pow_const_rule(out: Value) -> None:
-    """out = a ** k:  a.grad += k * a**(k-1) * g  (exactly 0 when k == 0, as PyTorch).
-
-    ``a**(k-1)`` is evaluated as the forward pass evaluates it (``ieee.pow_const``:
-    sqrt for k - 1 = 0.5), so ``(-inf) ** 1.5`` has PyTorch's gradient nan.
-    """
-    (a,) = out._prev
-    k = out._aux
-    if k != 0.0:
-        a.grad += k * ieee.pow_const(a.data, k - 1.0) * out.grad
-
-
-def pow_rule(out: Value) -> None:
-    """out = a ** b:  a.grad += b * a**(b-1) * g;  b.grad += g * (out * ln(a)).
-
-    As in PyTorch, the base's gradient is exactly 0 where b == 0, and the
-    exponent's factor ``out * ln(a)`` is replaced by 0 where a == 0 and b >= 0
-    (the limit of a**b * ln(a)).  The gradient is still multiplied by that 0,
-    so an inf or nan ``g`` gives nan there, as PyTorch's ``g * where(...)``.
-    """
-    a, b = out._prev
-    g = out.grad
-    x, y = a.data, b.data
-    if y != 0.0:
-        a.grad += y * ieee.pow(x, y - 1.0) * g
-    b.grad += g * (0.0 if (x == 0.0 and y >= 0.0) else out.data * ieee.log(x))
-
-
-def rpow_const_rule(out: Value) -> None:
-    """out = k ** b:  b.grad += g * (out * ln(k)), the factor 0 where k == 0 and b >= 0.
-
-    Masked by multiplying by 0, as in :func:`pow_rule`: an inf ``g`` gives nan.
-    """
-    (b,) = out._prev
-    k = out._aux
-    b.grad += out.grad * (0.0 if (k == 0.0 and b.data >= 0.0) else out.data * ieee.log(k))
-
-
-def relu_rule(out: Value) -> None:
-    """out = relu(a):  a.grad += g where out > 0 (PyTorch: nothing where out <= 0)."""
-    if not out.data <= 0.0:
-        out._prev[0].grad += out.grad
-
-
-def tanh_rule(out: Value) -> None:
-    """out = tanh(a):  a.grad += (1 - out^2) * g."""
-    t = out.data
-    out._prev[0].grad += (1.0 - t * t) * out.grad
-
-
-def exp_rule(out: Value) -> None:
-    """out = exp(a):  a.grad += out * g."""
-    out._prev[0].grad += out.data * out.grad
-
-
-def log_rule(out: Value) -> None:
-    """out = ln(a):  a.grad += g / a  (IEEE division: g / 0 is +-inf or nan)."""
-    a = out._prev[0]
-    a.grad += ieee.div(out.grad, a.data)
-
-
-def sigmoid_rule(out: Value) -> None:
-    """out = sigmoid(a):  a.grad += out * (1 - out) * g."""
-    s = out.data
-    out._prev[0].grad += s * (1.0 - s) * out.grad
+add_rule = derivatives.ADD.rule
+mul_rule = derivatives.MUL.rule
+div_rule = derivatives.DIV.rule
+pow_const_rule = derivatives.POW_CONST.rule
+pow_rule = derivatives.POW.rule
+rpow_const_rule = derivatives.RPOW_CONST.rule
+relu_rule = derivatives.RELU.rule
+tanh_rule = derivatives.TANH.rule
+exp_rule = derivatives.EXP.rule
+log_rule = derivatives.LOG.rule
+sigmoid_rule = derivatives.SIGMOID.rule

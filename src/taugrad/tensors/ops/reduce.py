@@ -14,9 +14,11 @@ from collections import namedtuple
 
 import numpy as np
 
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import array_module, constant, make, normalize_dim, normalize_dims, pick, rule
-from taugrad._tensor import Tensor
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.args import normalize_dim, normalize_dims, pick
+from taugrad.tensors.node import array_module, constant, make
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.rule import forward_of, register, rule
 
 #: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")
@@ -33,7 +35,7 @@ def _resolve(x: Tensor, dim, keepdim, axis, keepdims, op: str):
         dim = axis
     if keepdims is not None:
         keepdim = keepdims
-    return normalize_dims(dim, x.data.ndim, op), bool(keepdim)
+    return normalize_dims(dim, x._data.ndim, op), bool(keepdim)
 
 
 def _kept(g, in_shape: tuple, dims, keepdim: bool):
@@ -75,15 +77,16 @@ def sum_backward(g, out, ins, node):
     return (A.broadcast_to(_kept(g, x.shape, dims, keepdim), x.shape),)
 
 
+@register("sum", methods=("sum",))
 def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dimensions by default)."""
     if dim is None and axis is None and not keepdim and not keepdims:
-        data = x.data
+        data = x._data
         if data.dtype.kind == "f":  # reduce straight into a 0-d array (NumPy would return a scalar)
             return make(_add_reduce(data, None, None, np.empty((), dtype=data.dtype)), (x,), sum_backward, _ALL)
         return make(data.sum(), (x,), sum_backward, _ALL)
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
-    return make(x.data.sum(axis=dims, keepdims=keepdim), (x,), sum_backward, (dims, keepdim))
+    return make(x._data.sum(axis=dims, keepdims=keepdim), (x,), sum_backward, (dims, keepdim))
 
 
 @rule("mean")
@@ -96,16 +99,17 @@ def mean_backward(g, out, ins, node):
     return (A.broadcast_to(g, x.shape),)
 
 
+@register("mean", methods=("mean",))
 def mean(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Arithmetic mean over ``dim`` (all dimensions by default)."""
-    if x.data.dtype.kind not in "fc":
-        raise TypeError(f"mean: needs a floating tensor, got dtype {x.data.dtype}")
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"mean: needs a floating tensor, got dtype {x._data.dtype}")
     if dim is None and axis is None and not keepdim and not keepdims:
         dims, keepdim = _ALL
     else:
         dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "mean")
-    n = _count(x.data.shape, dims)
-    data = x.data.sum(axis=dims, keepdims=keepdim)
+    n = _count(x._data.shape, dims)
+    data = x._data.sum(axis=dims, keepdims=keepdim)
     data = data * (1.0 / n) if n else data * float("nan")
     return make(data, (x,), mean_backward, (dims, keepdim))
 
@@ -125,8 +129,8 @@ def extreme_backward(g, out, ins, node):
     """
     (x,) = ins
     dims, keepdim, nan_takes_gradient = node._ctx
-    x_data = x.data if isinstance(x, Tensor) else x  # the mask is a constant
-    z = _kept(out.data if isinstance(out, Tensor) else out, x.shape, dims, keepdim)
+    x_data = x._data if isinstance(x, Tensor) else x  # the mask is a constant
+    z = _kept(out._data if isinstance(out, Tensor) else out, x.shape, dims, keepdim)
     hit = x_data == z
     if nan_takes_gradient and z != z:  # (only a 0-d z: this flag is for a full reduction)
         hit = x_data != x_data
@@ -137,17 +141,19 @@ def extreme_backward(g, out, ins, node):
 def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn, nan_takes_gradient: bool = False) -> Tensor:
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
     try:
-        data = fn(x.data, axis=dims, keepdims=keepdim)
+        data = fn(x._data, axis=dims, keepdims=keepdim)
     except ValueError:
         raise _reduce_error(op, x) from None
     return make(data, (x,), extreme_backward, (dims, keepdim, nan_takes_gradient))
 
 
+@register("amax", methods=("amax",))
 def amax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Largest value over ``dim`` (ties share the gradient evenly)."""
     return _extreme(x, dim, keepdim, axis, keepdims, "amax", np.max)
 
 
+@register("amin", methods=("amin",))
 def amin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Smallest value over ``dim`` (ties share the gradient evenly)."""
     return _extreme(x, dim, keepdim, axis, keepdims, "amin", np.min)
@@ -173,21 +179,20 @@ def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
         keepdim = keepdims
     if isinstance(dim, (tuple, list)):  # several dims: values only (as amax/amin)
         return _extreme(x, dim, keepdim, None, None, op, np.max if op == "max" else np.min)
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         normalize_dims(dim, 0, op)
-        from taugrad.ops.elementwise import clone
-
-        return ValuesIndices(clone(x), constant(np.zeros((), dtype=np.int64)))
-    d = normalize_dim(dim, x.data.ndim, op)
+        return ValuesIndices(forward_of("clone")(x), constant(np.zeros((), dtype=np.int64)))
+    d = normalize_dim(dim, x._data.ndim, op)
     try:
-        index = arg(x.data, axis=d, keepdims=True)
+        index = arg(x._data, axis=d, keepdims=True)
     except ValueError:
         raise _reduce_error(op, x) from None
-    values = fn(x.data, axis=d, keepdims=keepdim)
+    values = fn(x._data, axis=d, keepdims=keepdim)
     indices = index if keepdim else index.squeeze(d)
     return ValuesIndices(make(values, (x,), select_backward, (d, keepdim, index)), constant(indices))
 
 
+@register("max", methods=("max",))
 def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Largest value.
 
@@ -198,30 +203,29 @@ def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     * ``x.max(other_tensor)``: elementwise :func:`maximum`.
     """
     if isinstance(dim, Tensor):
-        from taugrad.ops.elementwise import maximum
-
-        return maximum(x, dim)
+        return forward_of("maximum")(x, dim)
     if dim is None and axis is None:
         return _extreme(x, None, keepdim, None, keepdims, "max", np.max, nan_takes_gradient=True)
     return _extreme_dim(x, dim, keepdim, axis, keepdims, "max", np.argmax, np.max)
 
 
+@register("min", methods=("min",))
 def min(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Smallest value; see :func:`max` for the forms."""
     if isinstance(dim, Tensor):
-        from taugrad.ops.elementwise import minimum
-
-        return minimum(x, dim)
+        return forward_of("minimum")(x, dim)
     if dim is None and axis is None:
         return _extreme(x, None, keepdim, None, keepdims, "min", np.min, nan_takes_gradient=True)
     return _extreme_dim(x, dim, keepdim, axis, keepdims, "min", np.argmin, np.min)
 
 
+@register("argmax", methods=("argmax",))
 def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Index of the largest value (of the flattened tensor when ``dim`` is None)."""
     return _arg(x, dim, keepdim, axis, keepdims, "argmax", np.argmax)
 
 
+@register("argmin", methods=("argmin",))
 def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Index of the smallest value (of the flattened tensor when ``dim`` is None)."""
     return _arg(x, dim, keepdim, axis, keepdims, "argmin", np.argmin)
@@ -232,9 +236,9 @@ def _arg(x, dim, keepdim, axis, keepdims, op, fn):
     keepdim = keepdim if keepdims is None else keepdims
     try:
         if dim is None:
-            return constant(fn(x.data))
-        d = normalize_dim(dim, x.data.ndim, op)
-        return constant(fn(x.data, axis=d, keepdims=bool(keepdim)))
+            return constant(fn(x._data))
+        d = normalize_dim(dim, x._data.ndim, op)
+        return constant(fn(x._data, axis=d, keepdims=bool(keepdim)))
     except ValueError:
         raise _reduce_error(op, x) from None
 
@@ -256,11 +260,11 @@ def _correction(correction, unbiased, ddof) -> float:
 
 def _var_parts(x: Tensor, dim, unbiased, keepdim, correction, axis, keepdims, ddof, op):
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
-    if x.data.dtype.kind not in "fc":
-        raise TypeError(f"{op}: needs a floating tensor, got dtype {x.data.dtype}")
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"{op}: needs a floating tensor, got dtype {x._data.dtype}")
     c = _correction(correction, unbiased, ddof)
-    n = _count(x.data.shape, dims)
-    centred = x.data - x.data.mean(axis=dims, keepdims=True) if n else x.data
+    n = _count(x._data.shape, dims)
+    centred = x._data - x._data.mean(axis=dims, keepdims=True) if n else x._data
     with np.errstate(divide="ignore", invalid="ignore"):  # n <= c: inf/nan, as PyTorch
         var = (centred * centred).sum(axis=dims, keepdims=keepdim) / builtins.max(n - c, 0)
     return var, (dims, keepdim, n - c)
@@ -275,6 +279,7 @@ def var_backward(g, out, ins, node):
     return (_kept(g, x.shape, dims, keepdim) * centred * (2.0 / dof if dof > 0 else float("nan")),)
 
 
+@register("var", methods=("var",))
 def var(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
     """Variance ``sum (x - mean)^2 / (n - correction)``; ``correction=1`` by default, as PyTorch
     (NumPy's ``ddof`` and PyTorch's legacy ``unbiased`` are accepted)."""
@@ -293,11 +298,12 @@ def std_backward(g, out, ins, node):
     dims, keepdim, dof = node._ctx
     centred = x - x.mean(axis=dims, keepdims=True)
     z = _kept(out, x.shape, dims, keepdim)
-    z_is_zero = (z.data if isinstance(z, Tensor) else z) == 0
+    z_is_zero = (z._data if isinstance(z, Tensor) else z) == 0
     # dividing by inf where z = 0 gives the 0 without a 0/0
     return (_kept(g, x.shape, dims, keepdim) * centred / (A.where(z_is_zero, float("inf"), z) * dof),)
 
 
+@register("std", methods=("std",))
 def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
     """Standard deviation, ``sqrt(var)`` (same arguments as :func:`var`)."""
     data, ctx = _var_parts(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "std")
@@ -324,14 +330,15 @@ def logsumexp_array(x, dims, keepdim: bool):
     return out
 
 
+@register("logsumexp", methods=("logsumexp",))
 def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """``log(sum(exp(x), dim))``, stable for large inputs."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "logsumexp")
-    if x.data.size == 0:  # no maximum to shift by, nothing to overflow: a sum of no terms is 0, log 0 = -inf
+    if x._data.size == 0:  # no maximum to shift by, nothing to overflow: a sum of no terms is 0, log 0 = -inf
         with np.errstate(divide="ignore"):
-            data = np.log(np.exp(x.data).sum(axis=dims, keepdims=keepdim))
+            data = np.log(np.exp(x._data).sum(axis=dims, keepdims=keepdim))
     else:
-        data = logsumexp_array(x.data, dims, keepdim)
+        data = logsumexp_array(x._data, dims, keepdim)
     return make(data, (x,), logsumexp_backward, (dims, keepdim))
 
 
@@ -340,13 +347,15 @@ def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -
 # ---------------------------------------------------------------------------
 
 
+@register("all", methods=("all",))
 def all(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """True where every element along ``dim`` is nonzero."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "all")
-    return constant(np.all(x.data, axis=dims, keepdims=keepdim))
+    return constant(np.all(x._data, axis=dims, keepdims=keepdim))
 
 
+@register("any", methods=("any",))
 def any(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """True where some element along ``dim`` is nonzero."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "any")
-    return constant(np.any(x.data, axis=dims, keepdims=keepdim))
+    return constant(np.any(x._data, axis=dims, keepdims=keepdim))

@@ -1,32 +1,46 @@
-"""``Tensor``: the autograd engine over n-dimensional arrays.
+"""The bottom layer of the tensor engine: what a tensor node is.
 
-A ``Tensor`` is both a value (``.data``, a NumPy array) and a node of the graph
-that produced it.  The graph bookkeeping is the scalar engine's, unchanged:
+A ``Tensor`` is both a value (its array, ``_data``) and a node of the graph
+that produced it.  The graph bookkeeping is the scalar engine's:
 
 * ``_prev``  -- the parent tensors (empty for a leaf), in operand order;
-* ``_rule``  -- the op's local derivative rule, a module-level function
-  ``rule(g, out, ins, node) -> tuple of parent gradients`` (see :mod:`taugrad.ops`);
+* ``_rule``  -- the :class:`~taugrad.tensors.rule.Rule` of the op that made it
+  (None for a leaf, :data:`~taugrad.tensors.rule.RELEASED` once backward freed it);
 * ``_ctx``   -- constants the rule needs (axes, shapes, masks); never a Tensor of
   the graph, so a graph holds no reference cycle and is freed as soon as its
   output is dropped.
 
-``backward()`` (in :mod:`taugrad.tensor_engine`) walks the graph with the shared
-:func:`taugrad.autograd.topological_order` and runs the rules in reverse.
+This module makes result nodes (:func:`make`, :func:`make_view`,
+:func:`constant`) and keeps the in-place bookkeeping (:data:`CLOCK`, versions).
+It imports nothing from the ops or the engine: the ops build on it, the
+backward pass (:mod:`taugrad.tensors.engine`) walks what it builds, and
+:mod:`taugrad.tensors.methods` binds the ops to ``Tensor`` as methods.
 
-The methods (``+``, ``exp``, ``sum``, ``@``, indexing...) are the op functions of
-:mod:`taugrad.ops`, bound at the bottom of this file, so ``x.exp()`` and
-``taugrad.exp(x)`` run the same code with no extra call layer.
+In-place modification
+---------------------
+``CLOCK[0]`` counts in-place ops.  A node remembers the clock when recorded
+(``_clock``); an in-place op sets the modified storage's ``_version`` to the new
+clock.  So "was a tensor this node reads modified after the node was recorded?"
+is ``version > node._clock``, and when the clock has not moved since the node
+was recorded (the usual forward-then-backward) the check is one comparison.
 
-Array-module seam: every array operation goes through operators, array methods,
-NumPy ufuncs (which dispatch to other array libraries) or ``t._xp`` -- the
-module of the tensor's array type.  A CuPy backend would register its array type
-in :data:`taugrad.ops.core.ARRAY_MODULES`; nothing else names NumPy's array type.
+Array module
+------------
+Every array operation goes through operators, array methods, NumPy ufuncs
+(which dispatch to other array libraries) or :func:`array_module`, the module
+of the tensor's array type.  Another backend registers its array type in
+:data:`ARRAY_MODULES`.
 """
 from __future__ import annotations
 
 import copy
+from typing import Any, Callable, Dict, Optional
 
 import numpy as np
+
+from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.rule import RELEASED
 
 _PYTHON_SCALARS = (bool, int, float)
 
@@ -65,7 +79,7 @@ def to_array(data, dtype=None):
     unless ``dtype`` asks for a conversion.
     """
     if isinstance(data, Tensor):
-        data = data.data
+        data = data._data
     if dtype is not None:
         dtype = _dtype_of(dtype)
     if isinstance(data, np.ndarray):
@@ -109,12 +123,12 @@ def _check_gradient(value, tensor) -> None:
     """What PyTorch checks on ``t.grad = value``: a Tensor of t's shape and dtype."""
     if not isinstance(value, Tensor):
         raise TypeError(f"grad: expected a Tensor or None, got {type(value).__name__}")
-    if value.data.shape != tensor.data.shape:
-        raise ValueError(f"grad: a gradient of shape {value.data.shape} cannot be assigned to a tensor of "
-                         f"shape {tensor.data.shape}")
-    if value.data.dtype != tensor.data.dtype:
-        raise TypeError(f"grad: a gradient of dtype {value.data.dtype} cannot be assigned to a tensor of "
-                        f"dtype {tensor.data.dtype}")
+    if value._data.shape != tensor._data.shape:
+        raise ValueError(f"grad: a gradient of shape {value._data.shape} cannot be assigned to a tensor of "
+                         f"shape {tensor._data.shape}")
+    if value._data.dtype != tensor._data.dtype:
+        raise TypeError(f"grad: a gradient of dtype {value._data.dtype} cannot be assigned to a tensor of "
+                        f"dtype {tensor._data.dtype}")
 
 
 def _check_can_require_grad(dtype) -> None:
@@ -144,16 +158,16 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",  # the ndarray (writable; gradcheck perturbs it in place)
+        "_data",  # the array (writable; gradcheck perturbs it in place)
         "_grad",  # Tensor or None; only leaves receive one (``grad`` checks what is assigned)
         "_requires_grad",  # (``requires_grad`` checks what is assigned)
         "_prev",  # parent Tensors; () for a leaf
         "_rule",  # local derivative rule, None for a leaf (RELEASED after backward)
         "_ctx",  # constants for the rule (never a Tensor of the graph)
-        "_clock",  # in-place clock when this node was recorded (see ops.core)
+        "_clock",  # in-place clock when this node was recorded (see the module docstring)
         "_version",  # bumped (to the clock) by in-place ops on this tensor's storage
         "_base",  # the tensor whose storage ``data`` views, or None
-        "_hooks",  # reserved for issue 7: retain_grad / register_hook
+        "_extras",  # None, or NodeExtras: hooks, retain_grad, creation site
         "__weakref__",
     )
 
@@ -166,7 +180,7 @@ class Tensor:
         array = to_array(data, dtype)
         if requires_grad:
             _check_can_require_grad(array.dtype)
-        self.data = array
+        self._data = array
         self._grad = None
         self._requires_grad = bool(requires_grad)
         self._prev = ()
@@ -174,13 +188,23 @@ class Tensor:
         self._ctx = None
         self._clock = 0
         self._version = 0
-        self._hooks = None
+        self._extras = None
         # Tensor(t) shares t's memory (no copy, as for an array): it shares t's
         # version counter too, as a view does, so in-place changes through
         # either one are seen by the backward of ops that read the other
         self._base = None
-        if isinstance(data, Tensor) and array is data.data:
+        if isinstance(data, Tensor) and array is data._data:
             self._base = data if data._base is None else data._base
+
+    # ------------------------------------------------------------------ storage
+    @property
+    def data(self):
+        """The tensor's array (shared, not copied)."""
+        return self._data
+
+    @data.setter
+    def data(self, value) -> None:
+        self._data = to_array(value)
 
     # ------------------------------------------------------------------ autograd state
     @property
@@ -206,15 +230,15 @@ class Tensor:
     # ------------------------------------------------------------------ info
     @property
     def shape(self) -> tuple:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def is_leaf(self) -> bool:
@@ -222,40 +246,31 @@ class Tensor:
         return self._rule is None
 
     @property
-    def _xp(self):
-        """The array module of ``data`` (NumPy here; the seam for CuPy)."""
-        from taugrad.ops.core import array_module
-
-        return array_module(self.data)
-
-    @property
     def _op(self) -> str:
         """Name of the op that produced this tensor ('' for a leaf)."""
-        return _engine.op_name(self)
+        return op_name(self)
 
     @property
     def grad_fn(self):
-        """The local rule of the op that produced this tensor, or None for a leaf."""
+        """The rule record of the op that produced this tensor, or None for a leaf."""
         return self._rule
 
     def size(self, dim=None):
         """Shape as a tuple, or the length of dimension ``dim``."""
         if dim is None:
-            return self.data.shape
-        from taugrad.ops.core import normalize_dim
-
-        return self.data.shape[normalize_dim(dim, self.data.ndim, "size")]
+            return self._data.shape
+        return self._data.shape[normalize_dim(dim, self._data.ndim, "size")]
 
     def numel(self) -> int:
-        return self.data.size
+        return self._data.size
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     # ----------------------------------------------------------- conversion
     def numpy(self) -> np.ndarray:
@@ -267,27 +282,27 @@ class Tensor:
         """
         if self.requires_grad:
             raise RuntimeError("numpy(): the tensor requires grad; use .detach().numpy() to get its array")
-        return self.data
+        return self._data
 
     def item(self):
         """The single element as a Python number."""
-        if self.data.size != 1:
-            raise ValueError(f"item(): tensor has {self.data.size} elements, expected exactly 1")
-        return self.data.item()
+        if self._data.size != 1:
+            raise ValueError(f"item(): tensor has {self._data.size} elements, expected exactly 1")
+        return self._data.item()
 
     def tolist(self):
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
-        if dtype is not None and dtype != self.data.dtype:
-            return self.data.astype(dtype)
+        if dtype is not None and dtype != self._data.dtype:
+            return self._data.astype(dtype)
         if copy:
-            return self.data.copy()
+            return self._data.copy()
         if self.requires_grad:  # readable, but np.asarray(t)[...] = v must not bypass the in-place check
-            view = self.data.view()
+            view = self._data.view()
             view.flags.writeable = False
             return view
-        return self.data
+        return self._data
 
     def __float__(self) -> float:
         return float(self.item())
@@ -296,33 +311,33 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.size != 1 or self.data.dtype.kind not in "iub":
+        if self._data.size != 1 or self._data.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self.data.item())
+        return int(self._data.item())
 
     def __format__(self, spec: str) -> str:
-        if spec and self.data.size == 1:  # f"{loss:.4f}" formats the number, as PyTorch
-            return format(self.data.item(), spec)
+        if spec and self._data.size == 1:  # f"{loss:.4f}" formats the number, as PyTorch
+            return format(self._data.item(), spec)
         return format(str(self), spec)
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise ValueError(
-                f"the truth value of a tensor with {self.data.size} elements is ambiguous; use .any() or .all()"
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous; use .any() or .all()"
             )
-        return bool(self.data.item())
+        return bool(self._data.item())
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        for i in range(self.data.shape[0]):
+        for i in range(self._data.shape[0]):
             yield self[i]
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="Tensor(")
+        body = np.array2string(self._data, separator=", ", prefix="Tensor(")
         extras = []
-        if self.data.dtype not in (np.float32, np.int64, np.bool_):
-            extras.append(f"dtype={self.data.dtype}")
+        if self._data.dtype not in (np.float32, np.int64, np.bool_):
+            extras.append(f"dtype={self._data.dtype}")
         if self._rule is not None:
             freed_op = getattr(self._ctx, "op", None) if self._op == "released" else None
             extras.append(f"grad_fn=<{freed_op}, released>" if freed_op else f"grad_fn=<{self._op}>")
@@ -339,14 +354,14 @@ class Tensor:
         original leaves.
         """
         requires_grad = self._requires_grad and self._rule is None
-        return (_unpickled_tensor, (type(self), self.data, requires_grad, self._grad))
+        return (_unpickled_tensor, (type(self), self._data, requires_grad, self._grad))
 
     def __deepcopy__(self, memo):
         """A leaf copied with its data and ``.grad``; an op's output is refused, as in PyTorch."""
         if self._rule is not None:
             raise RuntimeError("deepcopy: only leaf tensors can be deep-copied (this one is the output of an op); "
                                "use .detach() first")
-        new = _unpickled_tensor(type(self), self.data.copy(order="K"), self._requires_grad, None)  # keeps the layout
+        new = _unpickled_tensor(type(self), self._data.copy(order="K"), self._requires_grad, None)  # keeps the layout
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -355,7 +370,7 @@ class Tensor:
     # ------------------------------------------------------------ autograd
     def detach(self) -> "Tensor":
         """A tensor sharing ``data`` (and its version counter) but outside the graph."""
-        out = Tensor(self.data)
+        out = Tensor(self._data)
         out._base = self if self._base is None else self._base
         return out
 
@@ -372,121 +387,189 @@ class Tensor:
                 f"(use .detach() for a copy outside the graph)"
             )
         if requires_grad:
-            _check_can_require_grad(self.data.dtype)
+            _check_can_require_grad(self._data.dtype)
         self._requires_grad = requires_grad
         return self
 
 
-# ---------------------------------------------------------------------------
-# Method table.  The ops live in taugrad.ops (one module per family) and need
-# the class above, so they are imported here, after it.
-# ---------------------------------------------------------------------------
-from taugrad.ops import elementwise as _ew  # noqa: E402
-from taugrad.ops import index as _ix  # noqa: E402
-from taugrad.ops import inplace as _ip  # noqa: E402
-from taugrad.ops import matmul as _mm  # noqa: E402
-from taugrad.ops import reduce as _rd  # noqa: E402
-from taugrad.ops import shape as _sh  # noqa: E402
-from taugrad import tensor_engine as _engine  # noqa: E402
+class NodeExtras:
+    """What a Tensor carries beyond the graph: hooks, the retain_grad flag, its creation site.
 
-# arithmetic (with NumPy broadcasting) and comparisons
-Tensor.__add__ = Tensor.__radd__ = Tensor.add = _ew.add
-Tensor.__sub__ = Tensor.sub = _ew.sub
-Tensor.__rsub__ = _ew.rsub
-Tensor.__mul__ = Tensor.__rmul__ = Tensor.mul = _ew.mul
-Tensor.__truediv__ = Tensor.div = _ew.div
-Tensor.__rtruediv__ = _ew.rdiv
-Tensor.__pow__ = Tensor.pow = _ew.pow
-Tensor.__rpow__ = _ew.rpow
-Tensor.__neg__ = Tensor.neg = _ew.neg
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = Tensor.abs = _ew.abs
-Tensor.__lt__ = Tensor.lt = _ew.lt
-Tensor.__le__ = Tensor.le = _ew.le
-Tensor.__gt__ = Tensor.gt = _ew.gt
-Tensor.__ge__ = Tensor.ge = _ew.ge
-Tensor.__eq__ = Tensor.eq = _ew.eq
-Tensor.__ne__ = Tensor.ne = _ew.ne
-Tensor.__invert__ = Tensor.logical_not = _ew.logical_not
-Tensor.__and__ = Tensor.__rand__ = _ew.bitwise_and
-Tensor.__or__ = Tensor.__ror__ = _ew.bitwise_or
-Tensor.__xor__ = Tensor.__rxor__ = _ew.bitwise_xor
-Tensor.logical_and = _ew.logical_and
-Tensor.logical_or = _ew.logical_or
-# elementwise functions
-Tensor.exp = _ew.exp
-Tensor.log = _ew.log
-Tensor.log1p = _ew.log1p
-Tensor.sqrt = _ew.sqrt
-Tensor.sin = _ew.sin
-Tensor.cos = _ew.cos
-Tensor.tanh = _ew.tanh
-Tensor.sigmoid = _ew.sigmoid
-Tensor.relu = _ew.relu
-Tensor.gelu = _ew.gelu
-Tensor.erf = _ew.erf
-Tensor.sign = _ew.sign
-Tensor.maximum = _ew.maximum
-Tensor.minimum = _ew.minimum
-Tensor.clip = Tensor.clamp = _ew.clip
-Tensor.where = lambda self, condition, other: _ew.where(condition, self, other)
-Tensor.astype = Tensor.to = _ew.astype
-Tensor.float = lambda self: _ew.astype(self, np.float32)
-Tensor.double = lambda self: _ew.astype(self, np.float64)
-Tensor.clone = _ew.clone
-# reductions
-Tensor.sum = _rd.sum
-Tensor.mean = _rd.mean
-Tensor.max = _rd.max
-Tensor.min = _rd.min
-Tensor.amax = _rd.amax
-Tensor.amin = _rd.amin
-Tensor.argmax = _rd.argmax
-Tensor.argmin = _rd.argmin
-Tensor.var = _rd.var
-Tensor.std = _rd.std
-Tensor.logsumexp = _rd.logsumexp
-Tensor.all = _rd.all
-Tensor.any = _rd.any
-# linear algebra
-Tensor.__matmul__ = Tensor.matmul = _mm.matmul
-Tensor.__rmatmul__ = _mm.rmatmul
-# shapes
-Tensor.reshape = Tensor.view = _sh.reshape
-Tensor.flatten = _sh.flatten
-Tensor.transpose = Tensor.swapaxes = _sh.transpose
-Tensor.permute = _sh.permute
-Tensor.T = property(_sh.full_transpose)
-Tensor.mT = property(lambda self: _sh.transpose(self, -2, -1))
-Tensor.squeeze = _sh.squeeze
-Tensor.unsqueeze = _sh.unsqueeze
-Tensor.expand = Tensor.broadcast_to = _sh.expand
-Tensor.expand_as = lambda self, other: _sh.expand(self, other.shape)
-Tensor.split = _sh.split
-Tensor.chunk = _sh.chunk
-# indexing
-Tensor.__getitem__ = _ix.getitem
-Tensor.__setitem__ = _ix.setitem
-# in-place (bump the version counter; refused on tensors that require grad in grad mode)
-Tensor.add_ = _ip.add_
-Tensor.sub_ = _ip.sub_
-Tensor.mul_ = _ip.mul_
-Tensor.div_ = _ip.div_
-Tensor.zero_ = _ip.zero_
-Tensor.fill_ = _ip.fill_
-Tensor.copy_ = _ip.copy_
-Tensor.clamp_ = _ip.clamp_
-Tensor.normal_ = _ip.normal_
-Tensor.uniform_ = _ip.uniform_
-Tensor.__iadd__ = _ip.iadd
-Tensor.__isub__ = _ip.isub
-Tensor.__imul__ = _ip.imul
-Tensor.__itruediv__ = _ip.itruediv
-# autograd
-Tensor.backward = _engine.backward
-# hooks (issue 7)
-from taugrad import hooks as _hooks  # noqa: E402
+    A Tensor's ``_extras`` is None for almost every tensor, so the backward
+    pass pays one attribute read per node for the feature.
+    """
 
-Tensor.register_hook = _hooks.register_hook
-Tensor.retain_grad = _hooks.retain_grad
-Tensor.retains_grad = property(_hooks.retains_grad)
+    __slots__ = ("site", "hooks", "retains_grad", "__weakref__")
+
+    def __init__(self, site: Any = None) -> None:
+        self.site = site  # (filename, line, function) under detect_anomaly(), else None
+        self.hooks: Dict[int, Callable] = {}
+        self.retains_grad = False
+
+
+# ---------------------------------------------------------------------------
+# making results
+# ---------------------------------------------------------------------------
+
+ndarray = np.ndarray
+_new = object.__new__
+
+#: type of array -> its array module.  The seam for another backend.
+ARRAY_MODULES = {np.ndarray: np}
+
+#: one-element list: number of in-place ops so far (see the module docstring)
+CLOCK = [0]
+
+#: ``detect_anomaly()``: ``[threads with it on, check]``.  :func:`make` reads
+#: only the count (zero almost always); :mod:`taugrad.debug.anomaly` sets both,
+#: the check being ``check(data, parents, rule, ctx) -> NodeExtras or None``.
+ANOMALY: list = [0, None]
+
+
+def array_module(array):
+    """The array library that owns ``array`` (NumPy today)."""
+    return ARRAY_MODULES.get(type(array), np)
+
+
+_FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
+def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
+    """The result Tensor of an op; a graph node if grad mode is on and a parent requires grad."""
+    if type(data) is not ndarray:
+        data = as_array(data)
+    t = _new(Tensor)
+    t._data = data
+    t._grad = None
+    t._version = 0
+    t._base = None
+    # detect_anomaly(): the only cost when it is off is this test of a counter
+    t._extras = ANOMALY[1](data, parents, rule_fn, ctx) if ANOMALY[0] else None
+    if _grad_mode.enabled:
+        for p in parents:
+            if p._requires_grad:
+                dtype = data.dtype
+                # float32/float64 by identity first: .kind is one more lookup on every op
+                if dtype is not _FLOAT32 and dtype is not _FLOAT64 and dtype.kind == "c":
+                    raise _complex_graph_error(rule_fn)
+                t._requires_grad = True
+                t._prev = parents
+                t._rule = rule_fn
+                t._ctx = ctx
+                t._clock = CLOCK[0]
+                return t
+    t._requires_grad = False
+    t._prev = ()
+    t._rule = None
+    t._ctx = None
+    t._clock = 0
+    return t
+
+
+class ComplexGradError(TypeError):
+    """A complex result would need a gradient: refused (the rules are for real functions)."""
+
+
+def _complex_graph_error(rule_fn) -> TypeError:
+    # the local rules are written for real functions; complex gradients need
+    # conjugates (Wirtinger calculus), so refuse instead of returning wrong numbers
+    name = rule_fn.op
+    return ComplexGradError(
+        f"{name}: the result is complex and an input requires grad; taugrad differentiates real "
+        f"functions only (take .real / .abs() first, or detach())"
+    )
+
+
+def make_view(data, source: Tensor, parents: tuple, rule_fn, ctx=None) -> Tensor:
+    """Like :func:`make` for ops whose result may share ``source``'s storage.
+
+    The view shares the version counter of ``source``'s storage, so an in-place
+    change through either one is seen by the backward of ops that read the other.
+    """
+    t = make(data, parents, rule_fn, ctx)
+    t._base = source if source._base is None else source._base
+    return t
+
+
+def constant(data) -> Tensor:
+    """A result that never takes part in a graph (comparisons, argmax...)."""
+    if type(data) is not ndarray:
+        data = as_array(data)
+    t = _new(Tensor)
+    t._data = data
+    t._grad = None
+    t._requires_grad = False
+    t._prev = ()
+    t._rule = None
+    t._ctx = None
+    t._clock = 0
+    t._version = 0
+    t._base = None
+    t._extras = None
+    return t
+
+
+def as_array(data):
+    """NumPy returns scalars for 0-d results; a Tensor always holds an array."""
+    if isinstance(data, np.generic):
+        return np.asarray(data)
+    if type(data) in ARRAY_MODULES:
+        return data
+    return np.asarray(data)
+
+
+def operand(x, like: Tensor) -> Tensor:
+    """The other operand of a binary op as a Tensor.
+
+    Python numbers take ``like``'s dtype when it is floating (a float32 tensor
+    stays float32, as in PyTorch); arrays keep theirs; lists follow ``tensor()``.
+    """
+    if isinstance(x, Tensor):
+        return x
+    if isinstance(x, (bool, int, float, np.number, np.bool_)) and not isinstance(x, np.ndarray):
+        dtype = like._data.dtype if like._data.dtype.kind in "fc" else None
+        if dtype is None:
+            return constant(to_array(x.item() if isinstance(x, np.generic) else x))
+        return constant(np.asarray(x, dtype=dtype))
+    return constant(to_array(x))
+
+
+
+
+def op_name(node: Tensor) -> str:
+    """Name of the op that made ``node`` ('' for a leaf)."""
+    rule = node._rule
+    if rule is None:
+        return ""
+    name_of = rule.name_of
+    return name_of(node) if name_of is not None and node._ctx is not None else rule.op
+
+
+# ---------------------------------------------------------------------------
+# in-place bookkeeping
+# ---------------------------------------------------------------------------
+
+
+def check_inplace(x: Tensor, op: str) -> None:
+    """Refuse in-place changes that would corrupt a graph being recorded."""
+    if x.requires_grad and _grad_mode.enabled:
+        if x._rule is None:
+            raise RuntimeError(
+                f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
+                f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
+            )
+        raise RuntimeError(
+            f"{op}: in-place changes of a tensor produced by a recorded op are not supported; "
+            f"write it out of place (y = y + 1 rather than y += 1) or detach() first"
+        )
+    if not x._data.flags.writeable:
+        raise ValueError(f"{op}: this tensor's data is read-only (an expand()ed view?); clone() it first")
+
+
+def bump_version(x: Tensor) -> None:
+    """Mark ``x``'s storage as changed now (for the backward-time check)."""
+    CLOCK[0] += 1
+    now = CLOCK[0]
+    x._version = now
+    if x._base is not None:
+        x._base._version = now

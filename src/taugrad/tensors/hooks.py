@@ -1,9 +1,10 @@
 """Gradient hooks and retained gradients (``Tensor.register_hook``, ``Tensor.retain_grad``).
 
-A Tensor's ``_hooks`` slot is ``None`` for almost every tensor.  When a hook is
+A Tensor's ``_extras`` slot is ``None`` for almost every tensor.  When a hook is
 registered, ``retain_grad()`` is called or anomaly detection records where the
-op was created, it holds a :class:`NodeExtras`.  The backward pass looks at
-that slot once per node, so tensors without extras cost one attribute read.
+op was created, it holds a :class:`~taugrad.tensors.node.NodeExtras`.  The
+backward pass looks at that slot once per node, so tensors without extras
+cost one attribute read.
 
 Semantics follow PyTorch:
 
@@ -27,7 +28,9 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
-__all__ = ["RemovableHandle", "NodeExtras", "register_hook", "retain_grad", "run_hooks"]
+from taugrad.tensors.node import NodeExtras, Tensor, constant, to_array
+
+__all__ = ["RemovableHandle", "register_hook", "retain_grad", "run_hooks"]
 
 _next_id = itertools.count()
 
@@ -61,21 +64,10 @@ class RemovableHandle:
         self.remove()
 
 
-class NodeExtras:
-    """What a Tensor carries beyond the graph: hooks, the retain_grad flag, its creation site."""
-
-    __slots__ = ("site", "hooks", "retains_grad", "__weakref__")
-
-    def __init__(self, site: Any = None) -> None:
-        self.site = site  # (filename, line, function) under detect_anomaly(), else None
-        self.hooks: Dict[int, Callable] = {}
-        self.retains_grad = False
-
-
 def _extras(tensor: Any) -> NodeExtras:
-    extras = tensor._hooks
+    extras = tensor._extras
     if extras is None:
-        extras = tensor._hooks = NodeExtras()
+        extras = tensor._extras = NodeExtras()
     return extras
 
 
@@ -105,7 +97,7 @@ def retain_grad(tensor: Any) -> None:
 
 def retains_grad(tensor: Any) -> bool:
     """True for an interior tensor on which ``retain_grad()`` was called."""
-    extras = tensor._hooks
+    extras = tensor._extras
     return extras is not None and extras.retains_grad
 
 
@@ -119,8 +111,6 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
     ``g`` is an array in a first-order pass, a Tensor with ``create_graph``;
     the result is of the same kind.
     """
-    from taugrad.ops.core import constant
-    from taugrad._tensor import Tensor, to_array
 
     if extras.hooks:
         for fn in list(extras.hooks.values()):
@@ -142,12 +132,12 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
                     f"shape {tensor.shape}"
                 )
             if new.dtype != tensor.dtype:
-                new = new.astype(tensor.dtype) if create_graph else constant(new.data.astype(tensor.dtype))
-            g = new if create_graph else new.data
+                new = new.astype(tensor.dtype) if create_graph else constant(new._data.astype(tensor.dtype))
+            g = new if create_graph else new._data
     if extras.retains_grad and tensor._rule is not None:
         if create_graph:
             tensor._grad = g if tensor._grad is None else tensor._grad + g
         else:
             kept = np.array(g, copy=True)  # the pass may hand ``g`` on to a parent unchanged
-            tensor._grad = constant(kept) if tensor._grad is None else constant(tensor._grad.data + kept)
+            tensor._grad = constant(kept) if tensor._grad is None else constant(tensor._grad._data + kept)
     return g

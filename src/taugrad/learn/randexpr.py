@@ -1,7 +1,7 @@
 """Random expressions for gradient checking (the chapter's "Investigate" exercise).
 
 :func:`random_expression` grows a random expression in the safe language of
-:mod:`taugrad.expr`, together with values for its variables.  It is built to be
+:mod:`taugrad.learn.expr`, together with values for its variables.  It is built to be
 a *fair* test of an autodiff engine:
 
 * **Reused subexpressions.**  With probability ``reuse`` an operand is a copy of
@@ -25,7 +25,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from taugrad.expr import format_number
+from taugrad.learn.expr import format_number
 
 VARIABLES = ("a", "b", "c", "d", "w", "x", "y", "z")
 MAX_DEPTH = 8  # text roughly doubles per level with reuse; 8 keeps it well under expr.MAX_LENGTH
@@ -280,9 +280,9 @@ def check_expression(
     """Compare ``Value.backward()`` with central finite differences for every
     input: they agree when ``|analytic - numeric| <= atol + rtol * |numeric|``
     (the rule of :func:`taugrad.gradcheck`)."""
-    from taugrad.autograd import topological_order
-    from taugrad.expr import parse
-    from taugrad.trace import finite_difference
+    from taugrad.graph import topological_order
+    from taugrad.learn.expr import parse
+    from taugrad.learn.trace import finite_difference
 
     parsed = parse(expression.text)
     graph = parsed.build(expression.values)

@@ -12,9 +12,13 @@ import math
 
 import numpy as np
 
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import NEW, array_module, constant, make, normalize_dim, quiet, restore, rule, silence
-from taugrad._tensor import Tensor, to_array
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.errstate import quiet, restore, silence
+from taugrad.tensors.node import array_module, constant, make
+from taugrad.tensors.generator import get_generator
+from taugrad.tensors.node import Tensor, to_array
+from taugrad.tensors.rule import NEW, forward_of, register, rule
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -70,12 +74,13 @@ def softmax_backward(g, out, ins, node):
     return (out * (g - (g * out).sum(axis=d, keepdims=True)),)
 
 
+@register("softmax")
 def softmax(x: Tensor, dim: int = -1) -> Tensor:
     """``exp(x) / sum(exp(x), dim)``, computed after subtracting the maximum."""
     x = _input_tensor(x, "softmax")
-    d = normalize_dim(dim, x.data.ndim, "softmax") if x.data.ndim else None
+    d = normalize_dim(dim, x._data.ndim, "softmax") if x._data.ndim else None
     with quiet():  # rows with inf or nan give nan silently, as PyTorch
-        e = np.exp(_shift(x.data, d))
+        e = np.exp(_shift(x._data, d))
         data = e / e.sum(axis=d, keepdims=True)
     return make(data, (x,), softmax_backward, d)
 
@@ -87,12 +92,13 @@ def log_softmax_backward(g, out, ins, node):
     return (g - A.exp(out) * g.sum(axis=d, keepdims=True),)
 
 
+@register("log_softmax")
 def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits."""
     x = _input_tensor(x, "log_softmax")
-    d = normalize_dim(dim, x.data.ndim, "log_softmax") if x.data.ndim else None
+    d = normalize_dim(dim, x._data.ndim, "log_softmax") if x._data.ndim else None
     with quiet():  # a row of -inf: log(0) = -inf; a row with inf or nan: nan (as PyTorch, silently)
-        shifted = _shift(x.data, d)  # subtract the max first: x - (max + log s) would round in float32
+        shifted = _shift(x._data, d)  # subtract the max first: x - (max + log s) would round in float32
         data = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
     return make(data, (x,), log_softmax_backward, d)
 
@@ -104,7 +110,7 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 
 def _class_targets(target, n: int, classes: int, logits_shape, op: str):
     """Integer class indices as an array, with clear errors for the usual mistakes."""
-    t = target.data if isinstance(target, Tensor) else to_array(target)
+    t = target._data if isinstance(target, Tensor) else to_array(target)
     if t.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: targets must be integer class indices, got dtype {t.dtype} "
@@ -190,7 +196,7 @@ def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor
         t = _class_targets(target, 1, shape[0], shape, op)
         loss = loss_fn(scores.reshape(1, shape[0]), t.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
-    t = target.data if isinstance(target, Tensor) else to_array(target)
+    t = target._data if isinstance(target, Tensor) else to_array(target)
     if t.shape != (shape[0],) + shape[2:]:
         raise ValueError(f"{op}: an input of shape {shape} needs targets of shape {(shape[0],) + shape[2:]}, got {t.shape}")
     rows = scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
@@ -198,6 +204,7 @@ def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor
     return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
 
 
+@register("cross_entropy")
 def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     """Softmax cross-entropy of ``logits`` (N, C) against integer classes ``target`` (N,).
 
@@ -210,7 +217,7 @@ def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
         _check_reduction(reduction, "cross_entropy")
     if not isinstance(logits, Tensor):
         logits = _input_tensor(logits, "cross_entropy")
-    x = logits.data
+    x = logits._data
     shape = x.shape
     if x.ndim != 2:
         return _by_rows(cross_entropy, logits, target, reduction, "cross_entropy")
@@ -247,6 +254,7 @@ def _softmax_terms(shifted, rows, t):
     return e, s, np.log(s[:, 0]) - shifted[rows, t]
 
 
+@register("nll_loss")
 def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of integer classes given log-probabilities (N, C).
 
@@ -286,7 +294,7 @@ def _target_like(target, input: Tensor) -> Tensor:
         return Tensor(to_array(target, input.dtype))
     if target.dtype == input.dtype:
         return target
-    return target.astype(input.dtype) if target.requires_grad else constant(target.data.astype(input.dtype))
+    return target.astype(input.dtype) if target.requires_grad else constant(target._data.astype(input.dtype))
 
 
 def _same_shape(a: Tensor, b: Tensor, op: str) -> None:
@@ -299,17 +307,18 @@ def mse_loss_backward(g, out, ins, node):
     """loss = mean((x - y)^2):  d/dx = 2 (x - y) / n,  d/dy = -2 (x - y) / n."""
     x, y = ins
     reduction = node._ctx
-    grad = (x - y) * (2.0 * _reduction_grad(g, node._prev[0].data.size, reduction))
+    grad = (x - y) * (2.0 * _reduction_grad(g, node._prev[0]._data.size, reduction))
     return grad, -grad
 
 
+@register("mse_loss")
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((input - target)^2)`` (same shapes required)."""
     _check_reduction(reduction, "mse_loss")
     input = _input_tensor(input, "mse_loss")
     target = _target_like(target, input)
     _same_shape(input, target, "mse_loss")
-    d = input.data - target.data
+    d = input._data - target._data
     return make(_reduce(d * d, reduction), (input, target), mse_loss_backward, reduction)
 
 
@@ -317,10 +326,11 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
 def bce_with_logits_backward(g, out, ins, node):
     """loss = max(x, 0) - x y + log(1 + exp(-|x|)):  d/dx = sigmoid(x) - y,  d/dy = -x."""
     x, y = ins
-    scale = _reduction_grad(g, node._prev[0].data.size, node._ctx)
+    scale = _reduction_grad(g, node._prev[0]._data.size, node._ctx)
     return (A.sigmoid(x) - y) * scale, (-x * scale if node._prev[1].requires_grad else None)
 
 
+@register("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Binary cross-entropy of ``sigmoid(input)`` against probabilities ``target``.
 
@@ -331,7 +341,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
     input = _input_tensor(input, "binary_cross_entropy_with_logits")
     target = _target_like(target, input)
     _same_shape(input, target, "binary_cross_entropy_with_logits")
-    x, y = input.data, target.data
+    x, y = input._data, target._data
     losses = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
     return make(_reduce(losses, reduction), (input, target), bce_with_logits_backward, reduction)
 
@@ -341,23 +351,21 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
 # ---------------------------------------------------------------------------
 
 
+@register("dropout")
 def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     """Inverted dropout: zero each element with probability ``p``, scale the rest by 1/(1-p).
 
     The expected value is unchanged, so evaluation (``training=False``) is the identity.
     """
-    from taugrad.ops.elementwise import mul
-    from taugrad.ops.random import get_generator
-
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: p must be in [0, 1], got {p}")
     x = _input_tensor(x, "dropout")
-    if x.data.dtype.kind not in "fc":  # the 1/(1-p) scale would be truncated: a wrong expected value
-        raise TypeError(f"dropout: needs a floating tensor, got dtype {x.data.dtype}")
+    if x._data.dtype.kind not in "fc":  # the 1/(1-p) scale would be truncated: a wrong expected value
+        raise TypeError(f"dropout: needs a floating tensor, got dtype {x._data.dtype}")
     if not training or p == 0.0:
         return x
-    dtype = x.data.dtype if x.data.dtype in (np.float32, np.float64) else np.float32
+    dtype = x._data.dtype if x._data.dtype in (np.float32, np.float64) else np.float32
     if p == 1.0:
-        return mul(x, constant(np.zeros(x.shape, dtype=x.data.dtype)))
+        return forward_of("mul")(x, constant(np.zeros(x.shape, dtype=x._data.dtype)))
     keep = get_generator(generator).random(x.shape, dtype=dtype) >= p
-    return mul(x, constant((keep * (1.0 / (1.0 - p))).astype(x.data.dtype, copy=False)))
+    return forward_of("mul")(x, constant((keep * (1.0 / (1.0 - p))).astype(x._data.dtype, copy=False)))

@@ -31,13 +31,16 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
+from taugrad.tensors.node import ANOMALY, NodeExtras
+
 __all__ = ["detect_anomaly", "AnomalyError", "is_anomaly_enabled", "creation_site"]
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# frames in the taugrad package are the engine's; the first frame outside it is the user's line
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
-#: one-element list: how many threads have anomaly detection on right now.  The
-#: op constructor tests only this (zero almost always), then the thread's flag.
-ACTIVE = [0]
+#: ``[threads with detection on, check_forward]``: the op constructor tests only
+#: the count (zero almost always), then calls the check (see taugrad.tensors.node)
+ACTIVE = ANOMALY
 _count_lock = threading.Lock()
 
 
@@ -74,6 +77,7 @@ def _set(mode: bool) -> None:
     if mode == _state.enabled:
         return
     with _count_lock:
+        ACTIVE[1] = check_forward
         ACTIVE[0] += 1 if mode else -1
     _state.enabled = mode
 
@@ -165,13 +169,13 @@ def _non_finite(array: Any) -> Optional[str]:
 
 
 def _op_name(rule: Any, ctx: Any) -> str:
-    name_of = getattr(rule, "name_of", None)
+    name_of = rule.name_of
     if name_of is not None:
         try:
             return name_of(SimpleNamespace(_ctx=ctx))
         except Exception:  # a custom name_of that needs more than the ctx
             pass
-    return getattr(rule, "op", getattr(rule, "__name__", "op"))
+    return rule.op
 
 
 def _shapes(parents: tuple) -> str:
@@ -195,8 +199,6 @@ def check_forward(data: Any, parents: tuple, rule: Any, ctx: Any) -> Optional["N
             f"the op was called {describe_site(site)}",
             op=op, phase="forward", shapes=tuple(tuple(p.shape) for p in parents), site=site,
         )
-    from taugrad.hooks import NodeExtras
-
     return NodeExtras(site)
 
 
@@ -209,7 +211,7 @@ def check_backward(node: Any, g: Any, parent_grads: tuple, op: str) -> None:
             continue
         problem = _non_finite(pg if isinstance(pg, np.ndarray) else getattr(pg, "data", None))
         if problem is not None:
-            extras = node._hooks
+            extras = node._extras
             site = None if extras is None else extras.site
             raise AnomalyError(
                 f"backward of '{op}' produced {problem} in the gradient of its input {index} "

@@ -29,8 +29,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from taugrad.autograd import topological_order
-from taugrad.expr import Expression, Graph, format_number, parse
+from taugrad.graph import topological_order
+from taugrad.learn.expr import Expression, Graph, format_number, parse
 from taugrad.scalar import ieee
 
 DEFAULT_EPS = 1e-6

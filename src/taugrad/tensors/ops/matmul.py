@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import G_OR_NEW, NEW, make, operand, overwriting, rule
-from taugrad._tensor import Tensor
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.node import make, operand
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
 
 ndarray = np.ndarray
 
@@ -51,17 +52,19 @@ def _shape_error(a: Tensor, b: Tensor) -> ValueError:
     return ValueError(f"matmul: {sa} @ {sb} (inner dimensions or batch shapes do not match)")
 
 
+@register("matmul", methods=("matmul", "__matmul__"))
 def matmul(a: Tensor, b) -> Tensor:
     """Matrix product ``a @ b``: 1-D operands are vectors, leading dimensions are batches."""
     if not isinstance(b, Tensor):
         b = operand(b, a)
     try:
-        data = a.data @ b.data
+        data = a._data @ b._data
     except ValueError:
         raise _shape_error(a, b) from None
     return make(data, (a, b), matmul_backward)
 
 
+@register("rmatmul", methods=("__rmatmul__",))
 def rmatmul(a: Tensor, b) -> Tensor:
     """``b @ a`` for a non-Tensor ``b``."""
     return matmul(operand(b, a), a)
@@ -88,6 +91,7 @@ def linear_backward(g, out, ins, node):
     return grad_x, grad_w, (A.sum_to(g, ins[2].shape) if prev[2].requires_grad else None)
 
 
+@register("linear")
 def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     """``x @ weight.T + bias`` as one op; ``weight`` has shape (out_features, in_features).
 
@@ -103,16 +107,17 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
 @rule("linear_relu", reads=(0, 1, "out"), gives=NEW)
 def linear_relu_backward(g, out, ins, node):
     """Z = relu(X W^T + b):  the ReLU's rule (G where Z != 0, else 0), then the linear one."""
-    return linear_backward(g * (out != 0), out, ins, node)
+    return linear_backward.backward(g * (out != 0), out, ins, node)
 
 
 @overwriting(linear_relu_backward)
 def linear_relu_backward_in_place(g, out, ins, node):
     """The same rule for a ``g`` the backward pass owns: mask it in place first."""
     g *= out != 0
-    return linear_backward(g, out, ins, node)
+    return linear_backward.backward(g, out, ins, node)
 
 
+@register("linear_relu")
 def linear_relu(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     """``relu(x @ weight.T + bias)`` as one op (``nn.Sequential`` runs ``Linear, ReLU`` through it).
 
@@ -131,7 +136,7 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     """The array ``x @ weight.T + bias`` (fresh, so later steps may write into it) and the op's parents."""
     if not isinstance(weight, Tensor):
         weight = operand(weight, x)
-    xd, wd = x.data, weight.data
+    xd, wd = x._data, weight._data
     if wd.ndim != 2 or xd.ndim == 0 or xd.shape[-1] != wd.shape[1]:
         raise ValueError(f"{op}: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(the input's last dimension must equal weight.shape[1])")
@@ -140,7 +145,7 @@ def _linear_data(x: Tensor, weight, bias, op: str):
         return data, (x, weight)
     if not isinstance(bias, Tensor):
         bias = operand(bias, x)
-    bd = bias.data
+    bd = bias._data
     if bd.shape != (wd.shape[0],) and bd.shape != ():
         raise ValueError(f"{op}: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(expected ({wd.shape[0]},))")

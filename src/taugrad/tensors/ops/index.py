@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.autograd import _state as _grad_mode
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import make, make_view, rule
-from taugrad.ops.inplace import bump_version, check_inplace
-from taugrad._tensor import Tensor
+from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.node import make, make_view
+from taugrad.tensors.node import Tensor, bump_version, check_inplace
+from taugrad.tensors.rule import register, rule
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
@@ -26,7 +26,7 @@ _BASIC = (int, slice, type(None), type(Ellipsis))
 def _index_part(k):
     """One element of a key as NumPy wants it, and whether it can repeat elements."""
     if isinstance(k, Tensor):
-        k = k.data
+        k = k._data
     elif isinstance(k, list):
         k = np.asarray(k) if k else np.zeros(0, dtype=np.intp)
     if isinstance(k, np.ndarray):
@@ -68,16 +68,17 @@ def getitem_backward(g, out, ins, node):
     return (A.scatter_add(g, key, ins[0].shape, unique),)
 
 
+@register("getitem", methods=("__getitem__",))
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: NumPy indexing, recorded for backward."""
     k, unique, basic = normalize_key(key)
     try:
-        data = x.data[k]
+        data = x._data[k]
     except (IndexError, ValueError, TypeError) as error:
         raise IndexError(f"index: {error} (tensor of shape {x.shape})") from None
     if basic:
         if type(data) is not np.ndarray:  # a single element: x[k, ...] is the 0-d view of it
-            data = x.data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
+            data = x._data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
         return make_view(data, x, (x,), getitem_backward, (k, unique))
     return make(data, (x,), getitem_backward, (k, unique))
 
@@ -89,11 +90,13 @@ def index_scatter_backward(g, out, ins, node):
     return (g[key],)
 
 
+@register("index_scatter")
 def index_scatter(a: Tensor, key, shape: tuple, unique: bool) -> Tensor:
     """Zeros of ``shape`` with ``a`` added at ``key``; differentiable (used by create_graph)."""
-    return make(A.scatter_add(a.data, key, shape, unique), (a,), index_scatter_backward, (key, unique))
+    return make(A.scatter_add(a._data, key, shape, unique), (a,), index_scatter_backward, (key, unique))
 
 
+@register("setitem", methods=("__setitem__",))
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value`` in place (not recorded in the graph)."""
     check_inplace(x, "setitem")
@@ -103,10 +106,10 @@ def setitem(x: Tensor, key, value) -> None:
                 "setitem: assigning a tensor that requires grad is not recorded in the graph; "
                 "build the result with taugrad.where / cat / stack instead, or assign under no_grad()"
             )
-        value = value.data
+        value = value._data
     k, _, _ = normalize_key(key)
     try:
-        x.data[k] = value
+        x._data[k] = value
     except (IndexError, ValueError, TypeError) as error:
         raise type(error)(f"setitem: {error} (tensor of shape {x.shape})") from None
     bump_version(x)

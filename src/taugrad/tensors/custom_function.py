@@ -42,9 +42,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.autograd import no_grad
-from taugrad.ops.core import as_array, constant, make, rule
-from taugrad._tensor import Tensor
+from taugrad.grad_mode import no_grad
+from taugrad.tensors.node import as_array, constant, make
+from taugrad.tensors.rule import rule
+from taugrad.tensors.node import Tensor
 
 
 class FunctionCtx:
@@ -56,15 +57,15 @@ class FunctionCtx:
 
     def save_for_backward(self, *arrays) -> None:
         """Keep arrays for ``backward`` (read them back from ``ctx.saved_tensors``)."""
-        self.saved_tensors = tuple(a.data if isinstance(a, Tensor) else a for a in arrays)
+        self.saved_tensors = tuple(a._data if isinstance(a, Tensor) else a for a in arrays)
 
 
 def _saved_reads(node: Tensor) -> tuple:
     """Which of the node's values the custom backward reads: the saved ones."""
     _, ctx, _ = node._ctx
     saved = {id(a) for a in ctx.saved_tensors}
-    reads = [i for i, p in enumerate(node._prev) if id(p.data) in saved]
-    if id(node.data) in saved:
+    reads = [i for i, p in enumerate(node._prev) if id(p._data) in saved]
+    if id(node._data) in saved:
         reads.append("out")
     return tuple(reads)
 
@@ -106,7 +107,7 @@ def _checked_gradient(grad, name: str, position: int, parent: Tensor):
     gradient for a real input, whose imaginary part would be silently lost.
     """
     if isinstance(grad, Tensor):
-        grad = grad.data
+        grad = grad._data
     elif not isinstance(grad, (np.ndarray, np.generic, int, float)) or isinstance(grad, bool):
         raise TypeError(
             f"{name}.backward must return a Tensor, an array or None for each forward argument; "
@@ -144,13 +145,13 @@ class Function:
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         parents = tuple(args[i] for i in positions)
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        raw = [a.data if isinstance(a, Tensor) else a for a in args]
+        raw = [a._data if isinstance(a, Tensor) else a for a in args]
         with no_grad():
             out = cls.forward(ctx, *raw)
         if isinstance(out, tuple):
             raise TypeError(f"{cls.__name__}.forward must return one array, got a tuple")
         if isinstance(out, Tensor):
-            out = out.data
+            out = out._data
         out = as_array(out)
         if not isinstance(out, np.ndarray) or out.dtype.kind not in "biufc":
             raise TypeError(f"{cls.__name__}.forward must return a numeric array, got {type(out).__name__}")

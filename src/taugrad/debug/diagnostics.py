@@ -215,7 +215,7 @@ def print_table(monitor: GradientFlowMonitor, title: str = "gradient flow", file
 
 def plot_gradient_flow(monitor: GradientFlowMonitor, path: "str | os.PathLike[str]", title: Optional[str] = None) -> str:
     """Two panels to a PNG at ``path``: gradient norm per layer and dead-ReLU fraction, against epoch."""
-    from taugrad.plots import _new_figure, _save
+    from taugrad.learn.plots import _new_figure, _save
 
     panels = 2 if monitor.relus else 1
     figure = _new_figure(5.5 * panels, 4.0)

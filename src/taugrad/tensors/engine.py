@@ -1,7 +1,7 @@
 """Reverse-mode differentiation for ``Tensor``: ``backward()`` and ``grad()``.
 
 The pass is the scalar engine's: order the graph with the shared
-:func:`taugrad.autograd.topological_order`, then run each node's local rule in
+:func:`taugrad.graph.topological_order`, then run each node's local rule in
 reverse order, adding up the gradients each parent receives.  Differences that
 arrays bring:
 
@@ -9,19 +9,23 @@ arrays bring:
   get a ``.grad`` (as in PyTorch), written at the end.
 * First-order passes move raw arrays (no Tensor wrapping); ``create_graph=True``
   moves Tensors and runs the rules in grad mode, so the gradients are
-  themselves differentiable (issue 6).
+  themselves differentiable.
 * ``retain_graph=False`` frees each node's parents and saved constants right
   after its rule ran; running backward through such a node again raises an
   error that says ``retain_graph``.
 * A node whose inputs were changed in place after it was recorded raises
-  instead of computing a wrong gradient (version check, :mod:`taugrad.ops.core`).
+  instead of computing a wrong gradient (the version check below, with the
+  clock of :mod:`taugrad.tensors.node`).
 * The first-order pass knows which gradient arrays it alone holds: each rule
-  declares whether it returns new arrays (``gives``, :func:`taugrad.ops.core.rule`).
-  Those it may overwrite -- ReLU masks its gradient in place, as a hand-written
-  backward does -- or add to in place, and a leaf takes one as its ``.grad``
-  without a copy.  Anything else (the user's ``gradient=``, an array a hook
-  saw, a view) is copied, found by its reference count: ``.grad`` never
-  aliases another tensor's gradient, the user's ``gradient=`` or a view.
+  declares whether it returns new arrays (``Rule.gives``).  Those it may
+  overwrite -- ReLU masks its gradient in place, as a hand-written backward
+  does -- or add to in place, and a leaf takes one as its ``.grad`` without a
+  copy.  Anything else (the user's ``gradient=``, an array a hook saw, a view)
+  is copied, found by its reference count: ``.grad`` never aliases another
+  tensor's gradient, the user's ``gradient=`` or a view.
+
+This module never imports an op: it sees ops only through the rule records
+that :mod:`taugrad.tensors.node` stores on each node.
 """
 from __future__ import annotations
 
@@ -29,18 +33,16 @@ import sys
 
 import numpy as np
 
-from taugrad.anomaly import ACTIVE as _ANOMALY_THREADS
-from taugrad.anomaly import check_backward, is_anomaly_enabled
-from taugrad.autograd import enable_grad, topological_order
-from taugrad.hooks import run_hooks
-from taugrad.ops.core import CLOCK, G_OR_NEW, RELEASED, constant, restore, silence
-from taugrad._tensor import Tensor, to_array
+from taugrad.debug.anomaly import check_backward, is_anomaly_enabled
+from taugrad.grad_mode import enable_grad
+from taugrad.graph import topological_order
+from taugrad.tensors.errstate import restore, silence
+from taugrad.tensors.hooks import run_hooks
+from taugrad.tensors.node import ANOMALY, CLOCK, Tensor, constant, op_name, to_array
+from taugrad.tensors.rule import G_OR_NEW, RELEASED
 
 _getrefcount = sys.getrefcount
 ndarray = np.ndarray
-
-
-_NOTHING_OWNED = frozenset()
 
 
 class GraphReleasedError(RuntimeError):
@@ -58,15 +60,6 @@ def _released_error(node: Tensor) -> GraphReleasedError:
 # ---------------------------------------------------------------------------
 # in-place check
 # ---------------------------------------------------------------------------
-
-
-def op_name(node: Tensor) -> str:
-    """Name of the op that made ``node`` ('' for a leaf)."""
-    rule = node._rule
-    if rule is None:
-        return ""
-    name_of = getattr(rule, "name_of", None)
-    return name_of(node) if name_of is not None and node._ctx is not None else rule.op
 
 
 def _storage_version(t: Tensor) -> int:
@@ -102,7 +95,7 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
     Returns ``(leaf_grads, captured, owned)``: the gradients that reached
     leaves (and released nodes, which the caller reports), those of the
     ``capture``d interior nodes (for ``grad()``), and the nodes whose gradient
-    array only the pass holds (see :func:`_first_order_pass`).
+    array only the pass holds (see :func:`_run_rules`).
     """
     token = silence()  # quiet() without a with block: two Python calls fewer per backward()
     try:
@@ -111,19 +104,42 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
             old = grads.get(root)
             grads[root] = g if old is None else old + g
         order = topological_order(roots)
-        anomaly = _ANOMALY_THREADS[0] and is_anomaly_enabled()
-        if capture is None and not create_graph and not anomaly:
-            return grads, {}, _first_order_pass(order, grads, retain_graph)
-        return _general_pass(order, grads, retain_graph, create_graph, capture, anomaly)
+        anomaly = ANOMALY[0] and is_anomaly_enabled()
+        captured, owned = _run_rules(order, grads, retain_graph, create_graph, capture, anomaly)
+        return grads, captured, owned
     finally:
         restore(token)
 
 
-def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bool, capture, anomaly: bool):
-    """The pass for ``create_graph=True`` (Tensors in, Tensors out), ``grad()`` and anomaly mode."""
-    captured = {}
+def _run_rules(order: list, grads: dict, retain_graph: bool, create_graph: bool, capture, anomaly: bool):
+    """The backward loop, for every entry point: ``backward()``, ``grad()``, ``create_graph``, anomaly mode.
+
+    Pops each node's complete gradient from ``grads`` (parents come after
+    children in ``reversed(order)``), runs the node's hooks, checks what its
+    rule reads for in-place changes, runs the rule and adds each parent's share
+    into ``grads``.  With ``create_graph`` the rule runs on Tensors; otherwise
+    on the raw arrays.
+
+    Ownership (first order without ``capture`` only, the usual
+    ``loss.backward()``): a gradient array a rule just made (``Rule.gives``)
+    is seen by nothing outside the pass.  A node whose gradient is owned runs
+    its rule's ``overwrite`` variant if it has one, and a second gradient for
+    an owned one is added in place.  The user's ``gradient=``, cached arrays,
+    anything a hook saw and anything ``grad()`` returns are never owned, so
+    they are never written to.
+
+    Returns ``(captured, owned)``: the gradients of the ``capture``d nodes
+    (``grad()``'s interior inputs) and the owned nodes, whose leaves take their
+    gradient without a copy.
+    """
     clock = CLOCK[0]
     pop = grads.pop
+    get = grads.get
+    # ownership is tracked on the plain first-order pass only (anomaly mode reads g after the rule)
+    track = capture is None and not create_graph and not anomaly
+    owned = set()  # nodes whose pending gradient only this pass refers to
+    own = owned.add
+    captured = {}
     # grad(): only the rules between the outputs and the wanted tensors run, and
     # the graph behind them is left as it is (PyTorch too)
     leading = None if capture is None else _nodes_leading_to(order, capture)
@@ -132,14 +148,16 @@ def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bo
         rule = node._rule
         if leading is not None and node not in leading:
             if g is not None and node in capture:
-                captured[node] = g if node._hooks is None else run_hooks(node._hooks, g, node, create_graph)
+                extras = node._extras
+                captured[node] = g if extras is None else run_hooks(extras, g, node, create_graph)
             continue
         if g is not None:
             if rule is RELEASED:
                 raise _released_error(node)
-            extras = node._hooks
-            if extras is not None:  # register_hook / retain_grad (issue 7)
-                g = run_hooks(extras, g, node, create_graph)
+            mine = node in owned
+            if node._extras is not None:  # register_hook / retain_grad
+                g = run_hooks(node._extras, g, node, create_graph)
+                mine = False  # a hook (or .grad via retain_grad) may keep the array
             if capture is not None and node in capture:
                 captured[node] = g
             if node._clock != clock:  # some in-place op ran since the node was recorded
@@ -152,16 +170,56 @@ def _general_pass(order: list, grads: dict, retain_graph: bool, create_graph: bo
                         f"(a custom Function's backward computes plain arrays); build the op from "
                         f"taugrad's ops to differentiate it twice"
                     )
-                parent_grads = rule(g, node, prev, node)
+                parent_grads = rule.backward(g, node, prev, node)
+                new_is_ours = g_is_ours = False
             else:
-                parent_grads = rule(g, node.data, [p.data for p in prev], node)
+                # the parents' arrays; spelled out for one or two parents, the usual
+                # cases, because a list comprehension is a function call before 3.12
+                n_prev = len(prev)
+                if n_prev == 2:
+                    ins = [prev[0]._data, prev[1]._data]
+                elif n_prev == 1:
+                    ins = [prev[0]._data]
+                else:
+                    ins = [p._data for p in prev]
+                if mine and rule.overwrite is not None:
+                    parent_grads = rule.overwrite(g, node._data, ins, node)
+                    new_is_ours = g_is_ours = True  # the variant returns g (once) or new arrays
+                else:
+                    parent_grads = rule.backward(g, node._data, ins, node)
+                    gives = rule.gives
+                    new_is_ours = track and gives is not None
+                    # g itself stays ours if the rule hands it to one parent only
+                    g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
             if anomaly:
                 check_backward(node, g, parent_grads, op_name(node))
-            _accumulate(grads, prev, parent_grads)
+            for p, pg in zip(prev, parent_grads):
+                if pg is None or not p._requires_grad:
+                    continue
+                ours = g_is_ours if pg is g else new_is_ours
+                dtype = p._data.dtype
+                if pg.dtype is not dtype and pg.dtype != dtype:  # mixed precision: the cast is new
+                    pg = pg.astype(dtype)
+                    ours = track
+                old = get(p)
+                if old is None:
+                    grads[p] = pg
+                    if ours:
+                        own(p)
+                elif p in owned and type(old) is ndarray and old.shape == pg.shape:
+                    old += pg  # the pass's own array: accumulate in place (a 0-d result may be a scalar)
+                else:
+                    grads[p] = old + pg
+                    if track:
+                        own(p)
         # else: no gradient reached this node (e.g. it only fed indices)
         if not retain_graph:
-            _release(node, rule)
-    return grads, captured, _NOTHING_OWNED
+            # free what the node keeps for backward (node -> parents is the only
+            # edge); a later backward through it raises an error naming retain_graph
+            node._prev = ()
+            node._rule = RELEASED
+            node._ctx = rule  # only so repr can still name the op
+    return captured, owned
 
 
 def _nodes_leading_to(order: list, wanted) -> set:
@@ -175,81 +233,6 @@ def _nodes_leading_to(order: list, wanted) -> set:
     return leading
 
 
-def _first_order_pass(order: list, grads: dict, retain_graph: bool) -> set:
-    """:func:`_general_pass` for the usual ``loss.backward()``: raw arrays, no capture, no anomaly mode.
-
-    Leaner than the general loop because it is the engine's overhead on every
-    training step, and it tracks which pending gradients the pass *owns*:
-    arrays a rule just made (each rule's ``gives`` says which of its results
-    are new), that nothing outside the pass can see.  A node whose gradient is
-    owned runs its rule's ``overwrite`` variant if it has one (ReLU masks in
-    place, as a hand-written backward does), and a second gradient for an
-    owned one is added in place.  The user's ``gradient=``, the cached ones
-    and anything a hook saw are never owned, so they are never written to.
-    Returns the owned nodes: the leaves among them take their gradient
-    without a copy.
-    """
-    clock = CLOCK[0]
-    pop = grads.pop
-    get = grads.get
-    owned = set()  # nodes whose pending gradient only this pass refers to
-    own = owned.add
-    for node in reversed(order):
-        g = pop(node, None)
-        rule = node._rule
-        if g is not None:
-            if rule is RELEASED:
-                raise _released_error(node)
-            mine = node in owned
-            if node._hooks is not None:  # register_hook / retain_grad (issue 7)
-                g = run_hooks(node._hooks, g, node, False)
-                mine = False  # a hook (or .grad via retain_grad) may keep the array
-            if node._clock != clock:  # some in-place op ran since the node was recorded
-                _check_versions(node)
-            prev = node._prev
-            # the parents' arrays; spelled out for one or two parents, the usual
-            # cases, because a list comprehension is a function call before 3.12
-            n_prev = len(prev)
-            if n_prev == 2:
-                ins = [prev[0].data, prev[1].data]
-            elif n_prev == 1:
-                ins = [prev[0].data]
-            else:
-                ins = [p.data for p in prev]
-            if mine and rule.overwrite is not None:
-                parent_grads = rule.overwrite(g, node.data, ins, node)
-                new_is_ours = g_is_ours = True  # the variant returns g (once) or new arrays
-            else:
-                parent_grads = rule(g, node.data, ins, node)
-                gives = rule.gives
-                new_is_ours = gives is not None
-                # g itself stays ours if the rule hands it to one parent only
-                g_is_ours = mine and gives is G_OR_NEW and _identical_count(g, parent_grads) == 1
-            for p, pg in zip(prev, parent_grads):
-                if pg is None or not p._requires_grad:
-                    continue
-                ours = g_is_ours if pg is g else new_is_ours
-                dtype = p.data.dtype
-                if pg.dtype is not dtype and pg.dtype != dtype:  # mixed precision: the cast is new
-                    pg = pg.astype(dtype)
-                    ours = True
-                old = get(p)
-                if old is None:
-                    grads[p] = pg
-                    if ours:
-                        own(p)
-                elif p in owned and type(old) is ndarray and old.shape == pg.shape:
-                    old += pg  # the pass's own array: accumulate in place (a 0-d result may be a scalar)
-                else:
-                    grads[p] = old + pg
-                    own(p)
-        if not retain_graph:  # as _release(), inlined: this loop is the hot path
-            node._prev = ()
-            node._rule = RELEASED
-            node._ctx = rule
-    return owned
-
-
 def _identical_count(g, parent_grads) -> int:
     """How many of ``parent_grads`` are ``g`` itself (by identity: ``==`` would compare elements)."""
     count = 0
@@ -257,28 +240,6 @@ def _identical_count(g, parent_grads) -> int:
         if pg is g:
             count += 1
     return count
-
-
-def _accumulate(grads: dict, prev, parent_grads) -> None:
-    """Add each parent's gradient into ``grads`` (cast to the parent's dtype)."""
-    for p, pg in zip(prev, parent_grads):
-        if pg is None or not p.requires_grad:
-            continue
-        dtype = p.data.dtype
-        if pg.dtype is not dtype and pg.dtype != dtype:  # mixed-precision op
-            pg = pg.astype(dtype)
-        old = grads.get(p)
-        grads[p] = pg if old is None else old + pg
-
-
-def _release(node: Tensor, rule) -> None:
-    """Free what ``node`` keeps for backward right after its rule ran (node -> parents is the only edge).
-
-    A later backward through it raises an error that names ``retain_graph``.
-    """
-    node._prev = ()
-    node._rule = RELEASED
-    node._ctx = rule  # only so repr can still name the op (a module-level function)
 
 
 def _refs_seen_by_callee(array) -> int:
@@ -342,12 +303,12 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
         if root._rule is RELEASED:
             raise _released_error(root)
         if gradient is None:
-            if root.data.size != 1:
+            if root._data.size != 1:
                 raise RuntimeError(
                     f"{op}: output {i} has shape {root.shape}; a gradient can be created implicitly "
                     f"only for a single-element output. Pass gradient= (a tensor of shape {root.shape})"
                 )
-            g = _ones(root.data)
+            g = _ones(root._data)
             out.append(constant(g.copy()) if create_graph else g)
             continue
         if isinstance(gradient, Tensor):
@@ -358,7 +319,7 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
             raise ValueError(f"{op}: gradient has shape {g.shape} but output {i} has shape {root.shape}")
         if g.dtype != root.dtype:
             g = g.astype(root.dtype)
-        out.append(g if create_graph else g.data)
+        out.append(g if create_graph else g._data)
     return out
 
 
@@ -371,8 +332,8 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
     itself, so the ``.grad`` tensors can be differentiated again.
     """
     if gradient is None and not create_graph and self._rule is not None and self._rule is not RELEASED \
-            and self.data.size == 1:  # the usual loss.backward(): skip the general checks
-        g = _ones(self.data)
+            and self._data.size == 1:  # the usual loss.backward(): skip the general checks
+        g = _ones(self._data)
     else:
         (g,) = _root_grads((self,), (gradient,), create_graph, "backward")
     if create_graph:
@@ -388,15 +349,15 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
     while grads:
         leaf, g = grads.popitem()
         mine = leaf in owned  # made by the pass, seen by nobody: it needs no copy
-        if leaf._hooks is not None:  # hooks on a leaf run before accumulation, as in PyTorch
-            g = run_hooks(leaf._hooks, g, leaf, create_graph)
+        if leaf._extras is not None:  # hooks on a leaf run before accumulation, as in PyTorch
+            g = run_hooks(leaf._extras, g, leaf, create_graph)
             mine = False  # a hook may have kept the array, or returned one of its own
         if create_graph:
             leaf._grad = _wrap_grad(g) if leaf._grad is None else leaf._grad + g
         elif leaf._grad is None:
             leaf._grad = constant(g) if mine else _as_gradient(g)
         else:
-            current = leaf._grad.data
+            current = leaf._grad._data
             if current.shape == g.shape and current.flags.writeable and current.dtype == g.dtype:
                 current += g  # in place, as PyTorch
             else:
@@ -446,13 +407,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if t in given:
             earlier = given[t]
             # a copy for the first-order result, so the two never alias one array
-            result.append(earlier if earlier is None or create_graph else constant(earlier.data.copy()))
+            result.append(earlier if earlier is None or create_graph else constant(earlier._data.copy()))
             continue
         g = captured.pop(t, None)
         if g is None:
             g = grads.pop(t, None)
-            if g is not None and t._hooks is not None:  # a leaf input's hooks (interior ones ran in the pass)
-                g = run_hooks(t._hooks, g, t, create_graph)
+            if g is not None and t._extras is not None:  # a leaf input's hooks (interior ones ran in the pass)
+                g = run_hooks(t._extras, g, t, create_graph)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

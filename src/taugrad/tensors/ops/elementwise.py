@@ -13,21 +13,12 @@ import math
 
 import numpy as np
 
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import (
-    G_OR_NEW,
-    NEW,
-    ComplexGradError,
-    array_module,
-    broadcast_error,
-    constant,
-    make,
-    operand,
-    overwriting,
-    quiet,
-    rule,
-)
-from taugrad._tensor import Tensor
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.args import broadcast_error
+from taugrad.tensors.errstate import quiet
+from taugrad.tensors.node import ComplexGradError, array_module, constant, make, operand
+from taugrad.tensors.node import Tensor, _dtype_of, to_array
+from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -53,7 +44,7 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
 def _binary_data(op: str, fn, a: Tensor, b: Tensor):
     try:
         with quiet():
-            return fn(a.data, b.data)
+            return fn(a._data, b._data)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error(op, a, b, error) from None
 
@@ -61,7 +52,7 @@ def _binary_data(op: str, fn, a: Tensor, b: Tensor):
 def _unary_data(op: str, fn, a: Tensor):
     try:
         with quiet():
-            return fn(a.data)
+            return fn(a._data)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
@@ -84,13 +75,14 @@ def add_scalar_backward(g, out, ins, node):
     return (g,)
 
 
+@register("add", methods=("add", "__add__", "__radd__"))
 def add(a: Tensor, b) -> Tensor:
     """``a + b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a.data + b.data, (a, b), add_backward)
+            return make(a._data + b._data, (a, b), add_backward)
         if type(b) is float or type(b) is int:
-            return make(a.data + b, (a,), add_scalar_backward)
+            return make(a._data + b, (a,), add_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("add", a, b, error) from None
     return add(a, operand(b, a))
@@ -109,23 +101,25 @@ def rsub_scalar_backward(g, out, ins, node):
     return (-g,)
 
 
+@register("sub", methods=("sub", "__sub__"))
 def sub(a: Tensor, b) -> Tensor:
     """``a - b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a.data - b.data, (a, b), sub_backward)
+            return make(a._data - b._data, (a, b), sub_backward)
         if type(b) is float or type(b) is int:
-            return make(a.data - b, (a,), add_scalar_backward)
+            return make(a._data - b, (a,), add_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("sub", a, b, error) from None
     return sub(a, operand(b, a))
 
 
+@register("rsub", methods=("__rsub__",))
 def rsub(a: Tensor, b) -> Tensor:
     """``b - a`` (Python's reflected subtraction)."""
     if type(b) is float or type(b) is int:
         try:
-            return make(b - a.data, (a,), rsub_scalar_backward)
+            return make(b - a._data, (a,), rsub_scalar_backward)
         except (TypeError, OverflowError) as error:  # e.g. an int too large for the dtype
             raise binary_error("sub", a, b, error) from None
     return sub(operand(b, a), a)
@@ -148,13 +142,14 @@ def mul_scalar_backward(g, out, ins, node):
     return (g * node._ctx,)
 
 
+@register("mul", methods=("mul", "__mul__", "__rmul__"))
 def mul(a: Tensor, b) -> Tensor:
     """``a * b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a.data * b.data, (a, b), mul_backward)
+            return make(a._data * b._data, (a, b), mul_backward)
         if type(b) is float or type(b) is int:
-            return make(a.data * b, (a,), mul_scalar_backward, b)
+            return make(a._data * b, (a,), mul_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("mul", a, b, error) from None
     return mul(a, operand(b, a))
@@ -185,25 +180,27 @@ def rdiv_scalar_backward(g, out, ins, node):
     return (-g * (node._ctx / a / a),)
 
 
+@register("div", methods=("div", "__truediv__"))
 def div(a: Tensor, b) -> Tensor:
     """``a / b`` (true division) with broadcasting."""
     try:
         with quiet():
             if isinstance(b, Tensor):
-                return make(a.data / b.data, (a, b), div_backward)
+                return make(a._data / b._data, (a, b), div_backward)
             if type(b) is float or type(b) is int:
-                return make(a.data / b, (a,), div_scalar_backward, b)
+                return make(a._data / b, (a,), div_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("div", a, b, error) from None
     return div(a, operand(b, a))
 
 
+@register("rdiv", methods=("__rtruediv__",))
 def rdiv(a: Tensor, b) -> Tensor:
     """``b / a`` (Python's reflected division)."""
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                return make(b / a.data, (a,), rdiv_scalar_backward, b)
+                return make(b / a._data, (a,), rdiv_scalar_backward, b)
         except (TypeError, OverflowError) as error:  # e.g. an int too large for a float
             raise binary_error("div", a, b, error) from None
     return div(operand(b, a), a)
@@ -217,7 +214,7 @@ def pow_backward(g, out, ins, node):
     pa, pb = node._prev
     grad_a = grad_b = None
     if pa.requires_grad:
-        exponent_zero = (b.data if isinstance(b, Tensor) else b) == 0  # 0 * 0^-1 would be nan
+        exponent_zero = (b._data if isinstance(b, Tensor) else b) == 0  # 0 * 0^-1 would be nan
         grad_a = A.sum_to(g * A.where(exponent_zero, 0.0, b * a ** (b - 1)), a.shape)
     if pb.requires_grad:
         zero_base = (a == 0) & (b >= 0)
@@ -250,6 +247,7 @@ def rpow_scalar_backward(g, out, ins, node):
     return (g * (out * math.log(c)) if c > 0 else g * (out * float("nan")),)
 
 
+@register("pow", methods=("pow", "__pow__"))
 def pow(a: Tensor, b) -> Tensor:
     """``a ** b`` with broadcasting."""
     if isinstance(b, Tensor):
@@ -257,7 +255,7 @@ def pow(a: Tensor, b) -> Tensor:
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                data = a.data**b
+                data = a._data**b
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -266,12 +264,13 @@ def pow(a: Tensor, b) -> Tensor:
     return pow(a, operand(b, a))
 
 
+@register("rpow", methods=("__rpow__",))
 def rpow(a: Tensor, b) -> Tensor:
     """``b ** a`` (Python's reflected power)."""
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                data = b**a.data
+                data = b**a._data
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -291,6 +290,7 @@ def neg_backward(g, out, ins, node):
     return (-g,)
 
 
+@register("neg", methods=("neg", "__neg__"))
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
     return make(_unary_data("neg", np.negative, a), (a,), neg_backward)
@@ -302,6 +302,7 @@ def exp_backward(g, out, ins, node):
     return (g * out,)
 
 
+@register("exp", methods=("exp",))
 def exp(a: Tensor) -> Tensor:
     """``e ** a``."""
     return make(_unary_data("exp", np.exp, a), (a,), exp_backward)
@@ -313,6 +314,7 @@ def log_backward(g, out, ins, node):
     return (g / ins[0],)
 
 
+@register("log", methods=("log",))
 def log(a: Tensor) -> Tensor:
     """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
     return make(_unary_data("log", np.log, a), (a,), log_backward)
@@ -324,6 +326,7 @@ def log1p_backward(g, out, ins, node):
     return (g / (1.0 + ins[0]),)
 
 
+@register("log1p", methods=("log1p",))
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
     return make(_unary_data("log1p", np.log1p, a), (a,), log1p_backward)
@@ -335,6 +338,7 @@ def sqrt_backward(g, out, ins, node):
     return (g / (2.0 * out),)
 
 
+@register("sqrt", methods=("sqrt",))
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
     return make(_unary_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
@@ -347,6 +351,7 @@ def sin_backward(g, out, ins, node):
     return (g * (a.cos() if isinstance(a, Tensor) else np.cos(a)),)
 
 
+@register("sin", methods=("sin",))
 def sin(a: Tensor) -> Tensor:
     return make(_unary_data("sin", np.sin, a), (a,), sin_backward)
 
@@ -358,6 +363,7 @@ def cos_backward(g, out, ins, node):
     return (-g * (a.sin() if isinstance(a, Tensor) else np.sin(a)),)
 
 
+@register("cos", methods=("cos",))
 def cos(a: Tensor) -> Tensor:
     return make(_unary_data("cos", np.cos, a), (a,), cos_backward)
 
@@ -368,11 +374,13 @@ def abs_backward(g, out, ins, node):
     return (g * A.sign(ins[0]),)
 
 
+@register("abs", methods=("abs", "__abs__"))
 def abs(a: Tensor) -> Tensor:
     """``|a|``."""
     return make(_unary_data("abs", np.abs, a), (a,), abs_backward)
 
 
+@register("sign", methods=("sign",))
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
     return constant(_unary_data("sign", np.sign, a))
@@ -384,6 +392,7 @@ def tanh_backward(g, out, ins, node):
     return (g * (1.0 - out * out),)
 
 
+@register("tanh", methods=("tanh",))
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     return make(_unary_data("tanh", np.tanh, a), (a,), tanh_backward)
@@ -395,6 +404,7 @@ def sigmoid_backward(g, out, ins, node):
     return (g * (out * (1.0 - out)),)
 
 
+@register("sigmoid", methods=("sigmoid",))
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function, computed without overflow for any input."""
     return make(_unary_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
@@ -418,10 +428,11 @@ def relu_backward_in_place(g, out, ins, node):
     return (g,)
 
 
+@register("relu", methods=("relu",))
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise."""
     try:  # no errstate needed: maximum passes nan through without a warning
-        data = np.maximum(a.data, 0)
+        data = np.maximum(a._data, 0)
     except TypeError:
         raise TypeError(f"relu: not supported for a tensor of dtype {a.dtype}") from None
     return make(data, (a,), relu_backward)
@@ -447,9 +458,10 @@ def _tanh_any(x):
     return x.tanh() if isinstance(x, Tensor) else np.tanh(x)
 
 
+@register("gelu", methods=("gelu",))
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``a * Phi(a)`` (``approximate='tanh'``: the tanh form)."""
-    x = a.data
+    x = a._data
     if approximate == "tanh":
         data = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
     elif approximate == "none":
@@ -466,6 +478,7 @@ def erf_backward(g, out, ins, node):
     return (g * (_TWO_OVER_SQRT_PI * A.exp(-(a * a))),)
 
 
+@register("erf", methods=("erf",))
 def erf(a: Tensor) -> Tensor:
     """The error function."""
     return make(_unary_data("erf", A.erf_array, a), (a,), erf_backward)
@@ -486,6 +499,7 @@ def maximum_backward(g, out, ins, node):
     return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
 
 
+@register("maximum", methods=("maximum",))
 def maximum(a, b) -> Tensor:
     """Elementwise maximum with broadcasting (NaN propagates)."""
     a = a if isinstance(a, Tensor) else operand(a, b)
@@ -503,6 +517,7 @@ def minimum_backward(g, out, ins, node):
     return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
 
 
+@register("minimum", methods=("minimum",))
 def minimum(a, b) -> Tensor:
     """Elementwise minimum with broadcasting (NaN propagates)."""
     a = a if isinstance(a, Tensor) else operand(a, b)
@@ -524,6 +539,7 @@ def clip_backward(g, out, ins, node):
     return (A.sum_to(g * inside, a.shape),)  # a tensor bound may broadcast ``a`` up
 
 
+@register("clip", methods=("clip", "clamp"))
 def clip(a: Tensor, min=None, max=None) -> Tensor:
     """Limit values to ``[min, max]`` (either may be None); also ``clamp``."""
     if min is None and max is None:
@@ -533,16 +549,16 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
         if isinstance(bound, Tensor):
             if bound.requires_grad:
                 raise ValueError(f"clip: gradients with respect to {name} are not supported; use maximum/minimum")
-            bound = bound.data
+            bound = bound._data
         bounds.append(bound)
     lo, hi = bounds
     try:
         if lo is None:
-            data = np.minimum(a.data, hi)
+            data = np.minimum(a._data, hi)
         elif hi is None:
-            data = np.maximum(a.data, lo)
+            data = np.maximum(a._data, lo)
         else:
-            data = np.minimum(np.maximum(a.data, lo), hi)
+            data = np.minimum(np.maximum(a._data, lo), hi)
     except ValueError:
         raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
     except TypeError:  # e.g. a string bound: NumPy's UFuncTypeError would name no argument
@@ -564,6 +580,7 @@ def where_backward(g, out, ins, node):
     )
 
 
+@register("where")
 def where(condition, x, y) -> Tensor:
     """Elementwise ``x if condition else y``, broadcasting all three."""
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
@@ -571,10 +588,10 @@ def where(condition, x, y) -> Tensor:
     x = x if isinstance(x, Tensor) else operand(x, y)
     y = operand(y, x)
     cond = condition if isinstance(condition, Tensor) else constant(np.asarray(condition))
-    if cond.data.dtype != np.bool_:
-        cond = constant(cond.data.astype(bool))
+    if cond._data.dtype != np.bool_:
+        cond = constant(cond._data.astype(bool))
     try:
-        data = array_module(x.data).where(cond.data, x.data, y.data)
+        data = array_module(x._data).where(cond._data, x._data, y._data)
     except ValueError:
         raise ValueError(
             f"where: shapes {cond.shape}, {x.shape} and {y.shape} cannot broadcast"
@@ -593,21 +610,32 @@ def astype_backward(g, out, ins, node):
     return (g.astype(ins[0].dtype),)
 
 
+@register("astype", methods=("astype", "to"))
 def astype(a: Tensor, dtype) -> Tensor:
     """``a`` converted to ``dtype`` (also ``.to(dtype)``); gradients flow between float dtypes."""
-    from taugrad._tensor import _dtype_of
-
     if isinstance(dtype, str) and dtype == "cpu":  # .to("cpu"): the only device there is
         return a
     dtype = _dtype_of(dtype)
-    if dtype == a.data.dtype:
+    if dtype == a._data.dtype:
         return a
     if dtype.kind not in "biufc":  # object, string, datetime: not numbers, nothing to compute with
         raise TypeError(f"astype: a tensor holds numbers, not dtype {dtype}")
-    data = a.data.astype(dtype)
+    data = a._data.astype(dtype)
     if dtype.kind not in "fc":
         return constant(data)
     return make(data, (a,), astype_backward)
+
+
+@register("float", methods=("float",))
+def to_float32(a: Tensor) -> Tensor:
+    """``a.float()``: ``a`` as float32 (gradients flow back to a float dtype)."""
+    return astype(a, np.float32)
+
+
+@register("double", methods=("double",))
+def to_float64(a: Tensor) -> Tensor:
+    """``a.double()``: ``a`` as float64."""
+    return astype(a, np.float64)
 
 
 @rule("clone", gives=G_OR_NEW)
@@ -616,9 +644,22 @@ def clone_backward(g, out, ins, node):
     return (g,)
 
 
+@register("clone", methods=("clone",))
 def clone(a: Tensor) -> Tensor:
     """A copy of ``a`` with its own storage, still in the graph."""
-    return make(a.data.copy(), (a,), clone_backward)
+    return make(a._data.copy(), (a,), clone_backward)
+
+
+@register("where_method", methods=("where",))
+def where_method(x: Tensor, condition, other) -> Tensor:
+    """``x.where(condition, other)``: ``where(condition, x, other)``, PyTorch's method form."""
+    return where(condition, x, other)
+
+
+@register("positive", methods=("__pos__",))
+def positive(a: Tensor) -> Tensor:
+    """``+a``: ``a`` itself, as in PyTorch."""
+    return a
 
 
 # ---------------------------------------------------------------------------
@@ -627,21 +668,19 @@ def clone(a: Tensor) -> Tensor:
 
 
 def _as_data(b):
-    from taugrad._tensor import to_array
-
     return to_array(b)
 
 
 def _compare(op: str, fn):
     def compare(a: Tensor, b) -> Tensor:
         try:
-            bd = b.data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
+            bd = b._data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
         except TypeError:
             if op in ("eq", "ne"):  # t == None: let Python compare identities (False), as PyTorch
                 return NotImplemented
             raise TypeError(f"{op}: cannot compare a tensor with {type(b).__name__}") from None
         try:
-            return constant(fn(a.data, bd))
+            return constant(fn(a._data, bd))
         except ValueError:
             raise ValueError(
                 f"{op}: shapes {a.shape} and {np.shape(bd)} cannot broadcast"
@@ -655,24 +694,26 @@ def _compare(op: str, fn):
     return compare
 
 
-lt = _compare("lt", np.less)
-le = _compare("le", np.less_equal)
-gt = _compare("gt", np.greater)
-ge = _compare("ge", np.greater_equal)
-eq = _compare("eq", np.equal)
-ne = _compare("ne", np.not_equal)
-logical_and = _compare("logical_and", np.logical_and)
-logical_or = _compare("logical_or", np.logical_or)
-logical_xor = _compare("logical_xor", np.logical_xor)
-bitwise_and = _compare("and", np.bitwise_and)  # ``&``: logical for bool tensors
-bitwise_or = _compare("or", np.bitwise_or)  # ``|``
-bitwise_xor = _compare("xor", np.bitwise_xor)  # ``^``
+lt = register("lt", methods=("lt", "__lt__"))(_compare("lt", np.less))
+le = register("le", methods=("le", "__le__"))(_compare("le", np.less_equal))
+gt = register("gt", methods=("gt", "__gt__"))(_compare("gt", np.greater))
+ge = register("ge", methods=("ge", "__ge__"))(_compare("ge", np.greater_equal))
+eq = register("eq", methods=("eq", "__eq__"))(_compare("eq", np.equal))
+ne = register("ne", methods=("ne", "__ne__"))(_compare("ne", np.not_equal))
+logical_and = register("logical_and", methods=("logical_and",))(_compare("logical_and", np.logical_and))
+logical_or = register("logical_or", methods=("logical_or",))(_compare("logical_or", np.logical_or))
+logical_xor = register("logical_xor", methods=("logical_xor",))(_compare("logical_xor", np.logical_xor))
+# ``&``, ``|``, ``^``: logical for bool tensors
+bitwise_and = register("bitwise_and", methods=("__and__", "__rand__"))(_compare("and", np.bitwise_and))
+bitwise_or = register("bitwise_or", methods=("__or__", "__ror__"))(_compare("or", np.bitwise_or))
+bitwise_xor = register("bitwise_xor", methods=("__xor__", "__rxor__"))(_compare("xor", np.bitwise_xor))
 
 
+@register("logical_not", methods=("logical_not", "__invert__"))
 def logical_not(a: Tensor) -> Tensor:
     """Elementwise not (``~a`` for bool tensors; bitwise not for integers)."""
-    if a.data.dtype != np.bool_:
-        if a.data.dtype.kind not in "iu":
+    if a._data.dtype != np.bool_:
+        if a._data.dtype.kind not in "iu":
             raise TypeError(f"~ (bitwise not): needs a bool or integer tensor, got dtype {a.dtype}")
-        return constant(np.invert(a.data))
-    return constant(np.logical_not(a.data))
+        return constant(np.invert(a._data))
+    return constant(np.logical_not(a._data))

@@ -1,7 +1,7 @@
 """In-place ops (``add_``, ``mul_``, ``zero_``, ``x += y``, ...).
 
-They change ``data`` in place and bump the storage's version (see
-:mod:`taugrad.ops.core`), so a later ``backward()`` through an op that saved
+They change the array in place and bump the storage's version (see
+:mod:`taugrad.tensors.node`), so a later ``backward()`` through an op that saved
 the old values raises instead of returning a wrong gradient.
 
 In-place changes are not recorded in the graph.  Like PyTorch, changing a leaf
@@ -13,39 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.autograd import _state as _grad_mode
-from taugrad.ops.core import CLOCK
-from taugrad._tensor import Tensor, to_array
-
-
-def check_inplace(x: Tensor, op: str) -> None:
-    """Refuse in-place changes that would corrupt a graph being recorded."""
-    if x.requires_grad and _grad_mode.enabled:
-        if x._rule is None:
-            raise RuntimeError(
-                f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
-                f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
-            )
-        raise RuntimeError(
-            f"{op}: in-place changes of a tensor produced by a recorded op are not supported; "
-            f"write it out of place (y = y + 1 rather than y += 1) or detach() first"
-        )
-    if not x.data.flags.writeable:
-        raise ValueError(f"{op}: this tensor's data is read-only (an expand()ed view?); clone() it first")
-
-
-def bump_version(x: Tensor) -> None:
-    """Mark ``x``'s storage as changed now (for the backward-time check)."""
-    CLOCK[0] += 1
-    now = CLOCK[0]
-    x._version = now
-    if x._base is not None:
-        x._base._version = now
+from taugrad.tensors.generator import get_generator
+from taugrad.tensors.node import Tensor, bump_version, check_inplace, to_array
+from taugrad.tensors.rule import register
 
 
 def _data(other):
     if isinstance(other, Tensor):
-        return other.data
+        return other._data
     if type(other) is float or type(other) is int:
         return other
     return to_array(other)
@@ -63,9 +38,9 @@ def _apply(x: Tensor, op: str, ufunc, other) -> Tensor:
     check_inplace(x, op)
     od = _data(other)
     try:
-        ufunc(x.data, od, out=x.data)
+        ufunc(x._data, od, out=x._data)
     except TypeError:
-        raise TypeError(f"{op}: cannot store a {_result_dtype(ufunc, x.data, od)} result in a tensor of dtype "
+        raise TypeError(f"{op}: cannot store a {_result_dtype(ufunc, x._data, od)} result in a tensor of dtype "
                         f"{x.dtype}") from None
     except ValueError:
         raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}") from None
@@ -73,6 +48,7 @@ def _apply(x: Tensor, op: str, ufunc, other) -> Tensor:
     return x
 
 
+@register("add_", methods=("add_",))
 def add_(x: Tensor, other, alpha=1) -> Tensor:
     """``x += alpha * other`` in place; returns x."""
     if alpha != 1:
@@ -80,6 +56,7 @@ def add_(x: Tensor, other, alpha=1) -> Tensor:
     return _apply(x, "add_", np.add, other)
 
 
+@register("sub_", methods=("sub_",))
 def sub_(x: Tensor, other, alpha=1) -> Tensor:
     """``x -= alpha * other`` in place; returns x."""
     if alpha != 1:
@@ -87,38 +64,45 @@ def sub_(x: Tensor, other, alpha=1) -> Tensor:
     return _apply(x, "sub_", np.subtract, other)
 
 
+@register("mul_", methods=("mul_",))
 def mul_(x: Tensor, other) -> Tensor:
     """``x *= other`` in place; returns x."""
     return _apply(x, "mul_", np.multiply, other)
 
 
+@register("div_", methods=("div_",))
 def div_(x: Tensor, other) -> Tensor:
     """``x /= other`` in place; returns x."""
     return _apply(x, "div_", np.true_divide, other)
 
 
+@register("iadd", methods=("__iadd__",))
 def iadd(x: Tensor, other) -> Tensor:
     return _apply(x, "+=", np.add, other)
 
 
+@register("isub", methods=("__isub__",))
 def isub(x: Tensor, other) -> Tensor:
     return _apply(x, "-=", np.subtract, other)
 
 
+@register("imul", methods=("__imul__",))
 def imul(x: Tensor, other) -> Tensor:
     return _apply(x, "*=", np.multiply, other)
 
 
+@register("itruediv", methods=("__itruediv__",))
 def itruediv(x: Tensor, other) -> Tensor:
     return _apply(x, "/=", np.true_divide, other)
 
 
+@register("fill_", methods=("fill_",))
 def fill_(x: Tensor, value) -> Tensor:
     """Set every element to ``value``; returns x."""
     check_inplace(x, "fill_")
     value = _data(value)
     try:
-        x.data[...] = value
+        x._data[...] = value
     except ValueError:
         raise ValueError(f"fill_: a value of shape {np.shape(value)} cannot fill a tensor of shape {x.shape}") from None
     except TypeError:
@@ -127,23 +111,26 @@ def fill_(x: Tensor, value) -> Tensor:
     return x
 
 
+@register("zero_", methods=("zero_",))
 def zero_(x: Tensor) -> Tensor:
     """Set every element to 0; returns x."""
     return fill_(x, 0)
 
 
+@register("copy_", methods=("copy_",))
 def copy_(x: Tensor, src) -> Tensor:
     """Copy ``src`` (broadcast to x's shape) into x; returns x."""
     check_inplace(x, "copy_")
     sd = _data(src)
     try:
-        np.copyto(x.data, sd, casting="unsafe")
+        np.copyto(x._data, sd, casting="unsafe")
     except ValueError:
         raise ValueError(f"copy_: a source of shape {np.shape(sd)} cannot be copied into shape {x.shape}") from None
     bump_version(x)
     return x
 
 
+@register("clamp_", methods=("clamp_",))
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     """Limit x to ``[min, max]`` in place; returns x."""
     check_inplace(x, "clamp_")
@@ -154,9 +141,9 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     try:
         # as clamp(): max(x, min) first, then min(., max) (so min > max gives max, as PyTorch)
         if lo is not None:
-            np.maximum(x.data, lo, out=x.data)
+            np.maximum(x._data, lo, out=x._data)
         if hi is not None:
-            np.minimum(x.data, hi, out=x.data)
+            np.minimum(x._data, hi, out=x._data)
     except ValueError:
         raise ValueError(f"clamp_: bounds cannot broadcast to shape {x.shape}") from None
     except TypeError:
@@ -165,21 +152,19 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     return x
 
 
+@register("normal_", methods=("normal_",))
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of N(mean, std^2); returns x."""
-    from taugrad.ops.random import get_generator
-
     check_inplace(x, "normal_")
-    x.data[...] = get_generator(generator).normal(mean, std, size=x.shape)
+    x._data[...] = get_generator(generator).normal(mean, std, size=x.shape)
     bump_version(x)
     return x
 
 
+@register("uniform_", methods=("uniform_",))
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of U(a, b); returns x."""
-    from taugrad.ops.random import get_generator
-
     check_inplace(x, "uniform_")
-    x.data[...] = get_generator(generator).uniform(a, b, size=x.shape)
+    x._data[...] = get_generator(generator).uniform(a, b, size=x.shape)
     bump_version(x)
     return x

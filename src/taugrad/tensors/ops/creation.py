@@ -10,8 +10,8 @@ import operator
 
 import numpy as np
 
-from taugrad.ops.random import get_generator
-from taugrad._tensor import Tensor, _dtype_of, to_array
+from taugrad.tensors.generator import get_generator
+from taugrad.tensors.node import Tensor, _dtype_of, to_array
 
 float32 = np.float32
 float64 = np.float64
@@ -94,7 +94,7 @@ def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
 
 
 def _like(t, dtype):
-    data = t.data if isinstance(t, Tensor) else np.asarray(t)
+    data = t._data if isinstance(t, Tensor) else np.asarray(t)
     return data.shape, (data.dtype if dtype is None else _dtype_of(dtype))
 
 

@@ -1,7 +1,7 @@
 """Functions that work on arrays and on Tensors alike, for the local rules.
 
 A rule receives raw arrays on the first-order path and Tensors when
-``create_graph=True`` (see :mod:`taugrad.ops.core`).  Operators and methods are
+``create_graph=True`` (see :mod:`taugrad.tensors.ops.core`).  Operators and methods are
 shared by both already; the few *functions* a rule needs are here: each one
 does the array thing for an array and calls the differentiable Tensor op for a
 Tensor.  Array functions go through the array's module (``xp``), the seam for a
@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from taugrad.ops.core import array_module
-from taugrad._tensor import Tensor
+from taugrad.tensors.node import Tensor, array_module
+from taugrad.tensors.rule import forward_of
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 _add_reduce = np.add.reduce  # ndarray.sum() goes through a slower Python wrapper
@@ -65,11 +65,9 @@ def broadcast_to(g, shape: tuple):
 def where(condition, x, y):
     """Elementwise ``x if condition else y`` (condition is a constant mask)."""
     if isinstance(x, Tensor) or isinstance(y, Tensor):
-        from taugrad.ops.elementwise import where as tensor_where
-
-        return tensor_where(condition, x, y)
+        return forward_of("where")(condition, x, y)
     if isinstance(condition, Tensor):
-        condition = condition.data
+        condition = condition._data
     return array_module(x if hasattr(x, "dtype") else y).where(condition, x, y)
 
 
@@ -120,7 +118,7 @@ def permute(g, axes):
 
 def zeros(shape, like):
     """Zeros of ``shape`` with ``like``'s dtype, as a constant (no graph)."""
-    data = like.data if isinstance(like, Tensor) else like
+    data = like._data if isinstance(like, Tensor) else like
     z = array_module(data).zeros(shape, dtype=data.dtype)
     return Tensor(z) if isinstance(like, Tensor) else z
 
@@ -132,9 +130,7 @@ def scatter_add(g, key, shape: tuple, unique: bool):
     arrays (``unique``) hit every position at most once, a plain assignment.
     """
     if isinstance(g, Tensor):
-        from taugrad.ops.index import index_scatter
-
-        return index_scatter(g, key, shape, unique)
+        return forward_of("index_scatter")(g, key, shape, unique)
     xp = array_module(g)
     out = xp.zeros(shape, dtype=g.dtype)
     if unique:

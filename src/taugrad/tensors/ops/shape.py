@@ -4,7 +4,7 @@ Each rule moves the gradient back the inverse way: ``reshape`` reshapes back,
 ``permute`` applies the inverse permutation, ``expand`` sums over the
 broadcast axes, ``cat``/``stack``/``pad`` slice their inputs' parts out of the
 gradient.  Results that may share storage with the input are made with
-:func:`~taugrad.ops.core.make_view` so in-place changes through them are seen.
+:func:`~taugrad.tensors.node.make_view` so in-place changes through them are seen.
 """
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import operator
 
 import numpy as np
 
-from taugrad.ops import anyarray as A
-from taugrad.ops.core import array_module, make, make_view, normalize_dim, rule
-from taugrad._tensor import Tensor, to_array
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.node import array_module, make, make_view
+from taugrad.tensors.rule import register, rule
+from taugrad.tensors.node import Tensor, to_array
 
 
 def _shape_args(shape, op: str) -> tuple:
@@ -39,28 +41,30 @@ def reshape_backward(g, out, ins, node):
     return (g.reshape(ins[0].shape),)
 
 
+@register("reshape", methods=("reshape", "view"))
 def reshape(x: Tensor, *shape) -> Tensor:
     """The same elements in a new shape (one size may be -1); also ``view``."""
     shape = _shape_args(shape, "reshape")
     if builtins.any(n < -1 for n in shape):  # NumPy takes any negative size as -1
         raise ValueError(f"reshape: invalid size in {shape}: sizes are >= 0, or -1 for the one inferred")
     try:
-        data = x.data.reshape(shape)
+        data = x._data.reshape(shape)
     except ValueError:
         raise ValueError(
-            f"reshape: cannot reshape a tensor of shape {x.shape} ({x.data.size} elements) into {shape}"
+            f"reshape: cannot reshape a tensor of shape {x.shape} ({x._data.size} elements) into {shape}"
         ) from None
-    if not array_module(data).may_share_memory(data, x.data):  # NumPy had to copy
+    if not array_module(data).may_share_memory(data, x._data):  # NumPy had to copy
         return make(data, (x,), reshape_backward)
     return make_view(data, x, (x,), reshape_backward)
 
 
+@register("flatten", methods=("flatten",))
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dimensions ``start_dim..end_dim`` (inclusive) into one."""
-    if x.data.ndim == 0:
+    if x._data.ndim == 0:
         return reshape(x, (1,))
-    start = normalize_dim(start_dim, x.data.ndim, "flatten")
-    end = normalize_dim(end_dim, x.data.ndim, "flatten")
+    start = normalize_dim(start_dim, x._data.ndim, "flatten")
+    end = normalize_dim(end_dim, x._data.ndim, "flatten")
     if start > end:
         raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     shape = x.shape
@@ -79,6 +83,7 @@ def squeeze_backward(g, out, ins, node):
     return (g.reshape(ins[0].shape),)
 
 
+@register("squeeze", methods=("squeeze",))
 def squeeze(x: Tensor, dim=None) -> Tensor:
     """Drop size-1 dimensions (only those in ``dim`` if given; others are left, as PyTorch)."""
     shape = x.shape
@@ -86,14 +91,14 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
         new = tuple(n for n in shape if n != 1)
     else:
         dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        if x.data.ndim == 0:
+        if x._data.ndim == 0:
             for d in dims:
                 if d not in (0, -1):
                     raise IndexError(f"squeeze: dim {d} out of range for a 0-d tensor")
-            return make_view(x.data, x, (x,), squeeze_backward)
-        drop = {normalize_dim(d, x.data.ndim, "squeeze") for d in dims}
+            return make_view(x._data, x, (x,), squeeze_backward)
+        drop = {normalize_dim(d, x._data.ndim, "squeeze") for d in dims}
         new = tuple(n for i, n in enumerate(shape) if not (i in drop and n == 1))
-    return make_view(x.data.reshape(new), x, (x,), squeeze_backward)
+    return make_view(x._data.reshape(new), x, (x,), squeeze_backward)
 
 
 @rule("unsqueeze")
@@ -101,11 +106,12 @@ def unsqueeze_backward(g, out, ins, node):
     return (g.reshape(ins[0].shape),)
 
 
+@register("unsqueeze", methods=("unsqueeze",))
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a size-1 dimension at position ``dim`` (``-1`` appends)."""
-    d = normalize_dim(dim, x.data.ndim + 1, "unsqueeze")
+    d = normalize_dim(dim, x._data.ndim + 1, "unsqueeze")
     shape = x.shape
-    return make_view(x.data.reshape(shape[:d] + (1,) + shape[d:]), x, (x,), unsqueeze_backward)
+    return make_view(x._data.reshape(shape[:d] + (1,) + shape[d:]), x, (x,), unsqueeze_backward)
 
 
 # ---------------------------------------------------------------------------
@@ -120,11 +126,12 @@ def transpose_backward(g, out, ins, node):
     return (g.swapaxes(d0, d1),)
 
 
+@register("transpose", methods=("transpose", "swapaxes"))
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap dimensions ``dim0`` and ``dim1`` (also ``swapaxes``)."""
-    d0 = normalize_dim(dim0, x.data.ndim, "transpose")
-    d1 = normalize_dim(dim1, x.data.ndim, "transpose")
-    return make_view(x.data.swapaxes(d0, d1), x, (x,), transpose_backward, (d0, d1))
+    d0 = normalize_dim(dim0, x._data.ndim, "transpose")
+    d1 = normalize_dim(dim1, x._data.ndim, "transpose")
+    return make_view(x._data.swapaxes(d0, d1), x, (x,), transpose_backward, (d0, d1))
 
 
 @rule("permute")
@@ -133,16 +140,17 @@ def permute_backward(g, out, ins, node):
     return (A.permute(g, node._ctx),)
 
 
+@register("permute", methods=("permute",))
 def permute(x: Tensor, *dims) -> Tensor:
     """Reorder the dimensions: ``out.shape[i] == x.shape[dims[i]]``."""
     if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
         dims = dims[0]
-    ndim = x.data.ndim
+    ndim = x._data.ndim
     perm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {ndim} dimensions of shape {x.shape}")
     inverse = tuple(np.argsort(perm).tolist())
-    return make_view(array_module(x.data).transpose(x.data, perm), x, (x,), permute_backward, inverse)
+    return make_view(array_module(x._data).transpose(x._data, perm), x, (x,), permute_backward, inverse)
 
 
 @rule("T")
@@ -151,9 +159,10 @@ def full_transpose_backward(g, out, ins, node):
     return (g.T,)
 
 
+@register("T", properties=("T",))
 def full_transpose(x: Tensor) -> Tensor:
     """All dimensions reversed (``.T``; for a matrix, the transpose)."""
-    return make_view(x.data.T, x, (x,), full_transpose_backward)
+    return make_view(x._data.T, x, (x,), full_transpose_backward)
 
 
 # ---------------------------------------------------------------------------
@@ -167,15 +176,22 @@ def expand_backward(g, out, ins, node):
     return (A.sum_to(g, ins[0].shape),)
 
 
+@register("mT", properties=("mT",))
+def matrix_transpose(x: Tensor) -> Tensor:
+    """``x.mT``: the last two dims swapped (a batch of matrices transposed)."""
+    return transpose(x, -2, -1)
+
+
+@register("expand", methods=("expand", "broadcast_to"))
 def expand(x: Tensor, *shape) -> Tensor:
     """Broadcast to ``shape`` without copying (-1 keeps a size).  The result is read-only."""
     shape = _shape_args(shape, "expand")
-    lead = len(shape) - x.data.ndim
+    lead = len(shape) - x._data.ndim
     if lead < 0:
         raise ValueError(f"expand: cannot expand shape {x.shape} to {shape} (fewer dimensions)")
     target = tuple(x.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(shape))
     try:
-        data = array_module(x.data).broadcast_to(x.data, target)
+        data = array_module(x._data).broadcast_to(x._data, target)
     except ValueError:
         raise ValueError(f"expand: cannot expand shape {x.shape} to {shape}") from None
     return make_view(data, x, (x,), expand_backward)
@@ -202,12 +218,13 @@ def cat_backward(g, out, ins, node):
     return tuple(g[lead + (slice(lo, hi),)] for lo, hi in bounds)
 
 
+@register("cat")
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (also ``concatenate``)."""
     parts = _tensors(tensors, "cat")
-    d = normalize_dim(dim, parts[0].data.ndim, "cat")
+    d = normalize_dim(dim, parts[0]._data.ndim, "cat")
     try:
-        data = array_module(parts[0].data).concatenate([t.data for t in parts], axis=d)
+        data = array_module(parts[0]._data).concatenate([t._data for t in parts], axis=d)
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"cat: shapes must match except in dim {dim}, got {shapes}") from None
@@ -218,7 +235,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     return make(data, parts, cat_backward, (d, tuple(bounds)))
 
 
-concatenate = cat
+concatenate = cat  # NumPy's name
 
 
 @rule("stack")
@@ -229,22 +246,24 @@ def stack_backward(g, out, ins, node):
     return tuple(g[lead + (i,)] for i in range(len(ins)))
 
 
+@register("stack")
 def stack(tensors, dim: int = 0) -> Tensor:
     """Join same-shaped tensors along a new dimension."""
     parts = _tensors(tensors, "stack")
-    d = normalize_dim(dim, parts[0].data.ndim + 1, "stack")
+    d = normalize_dim(dim, parts[0]._data.ndim + 1, "stack")
     try:
-        data = array_module(parts[0].data).stack([t.data for t in parts], axis=d)
+        data = array_module(parts[0]._data).stack([t._data for t in parts], axis=d)
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
     return make(data, parts, stack_backward, d)
 
 
+@register("split", methods=("split",))
 def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of ``x`` along ``dim``: of size ``split_size`` each (the last may be smaller),
     or of the sizes listed in ``sections`` (as ``torch.split``)."""
-    d = normalize_dim(dim, x.data.ndim, "split")
+    d = normalize_dim(dim, x._data.ndim, "split")
     n = x.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
         sizes = [operator.index(s) for s in split_size_or_sections]
@@ -263,11 +282,12 @@ def split(x: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(pieces)
 
 
+@register("chunk", methods=("chunk",))
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple:
     """``chunks`` nearly equal pieces along ``dim`` (as ``torch.chunk``)."""
     if chunks <= 0:
         raise ValueError(f"chunk: chunks must be positive, got {chunks}")
-    d = normalize_dim(dim, x.data.ndim, "chunk")
+    d = normalize_dim(dim, x._data.ndim, "chunk")
     n = x.shape[d]
     if n == 0:  # PyTorch gives ``chunks`` empty pieces
         return split(x, [0] * chunks, d)
@@ -280,6 +300,7 @@ def pad_backward(g, out, ins, node):
     return (g[node._ctx],)
 
 
+@register("pad")
 def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with a constant, ``torch.nn.functional.pad`` style.
 
@@ -291,7 +312,7 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
         raise ValueError(f"pad: only mode='constant' is supported, got {mode!r}")
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
         raise TypeError(f"pad: value must be a number, got {type(value).__name__}")
-    ndim = x.data.ndim
+    ndim = x._data.ndim
     if len(pad) and isinstance(pad[0], (tuple, list)):  # NumPy style, first axis first
         if len(pad) != ndim or builtins.any(len(pair) != 2 for pair in pad):
             raise ValueError(f"pad: NumPy-style widths are one (before, after) pair per dimension ({ndim}), "
@@ -307,6 +328,12 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
             widths[ndim - 1 - i] = (operator.index(pad[2 * i]), operator.index(pad[2 * i + 1]))
     if builtins.any(w < 0 for pair in widths for w in pair):
         raise ValueError(f"pad: negative widths are not supported, got {tuple(pad)}")
-    data = array_module(x.data).pad(x.data, widths, mode="constant", constant_values=value)
+    data = array_module(x._data).pad(x._data, widths, mode="constant", constant_values=value)
     middle = tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, x.shape))
     return make(data, (x,), pad_backward, middle)
+
+
+@register("expand_as", methods=("expand_as",))
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` expanded to ``other``'s shape (see :func:`expand`)."""
+    return expand(x, other.shape)

@@ -249,7 +249,7 @@ class Expression:
 
     def evaluate(self, values: Mapping[str, float]) -> float:
         """The expression's value as a float (a forward pass without a graph)."""
-        from taugrad.autograd import no_grad
+        from taugrad.grad_mode import no_grad
 
         with no_grad():
             return float(self.build(values).root.data)

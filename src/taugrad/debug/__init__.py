@@ -1,0 +1,1 @@
+"""Debugging tools: anomaly detection and gradient-flow diagnostics."""

@@ -1,0 +1,1 @@
+"""Learner tools: expression parser, step-by-step trace, random expressions, graph drawing, plots, progress."""

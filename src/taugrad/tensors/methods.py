@@ -1,0 +1,33 @@
+"""Binds the registered ops to ``Tensor`` as methods, operators and properties.
+
+Each op says in its own definition which ``Tensor`` attributes it provides
+(``@register(name, methods=..., properties=...)`` in :mod:`taugrad.tensors.rule`);
+this module imports every op family, so that all of them are registered, and
+sets those attributes.  ``x.exp()`` and ``taugrad.exp(x)`` then run the same
+function with no extra call layer.  The autograd methods that are not ops
+(``backward``, hooks) are bound here too.
+"""
+from __future__ import annotations
+
+from taugrad.tensors import engine, hooks
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops import elementwise, index, inplace, losses, matmul, reduce, shape  # noqa: F401  (registers)
+from taugrad.tensors.rule import OPS
+
+__all__ = ["Tensor"]
+
+
+def bind_ops() -> None:
+    """Set every registered op's methods and properties on ``Tensor``."""
+    for entry in OPS.values():
+        for name in entry.methods:
+            setattr(Tensor, name, entry.forward)
+        for name in entry.properties:
+            setattr(Tensor, name, property(entry.forward))
+
+
+bind_ops()
+Tensor.backward = engine.backward
+Tensor.register_hook = hooks.register_hook
+Tensor.retain_grad = hooks.retain_grad
+Tensor.retains_grad = property(hooks.retains_grad)
