@@ -2,14 +2,15 @@
 
 Usage (one BLAS thread, so the count does not depend on thread scheduling)::
 
-    OPENBLAS_NUM_THREADS=1 python benchmarks/callgrind_step.py [ENGINE] [STEPS] [TREE]
+    python benchmarks/callgrind_step.py [ENGINE] [STEPS] [TREE]
 
-runs ``valgrind --tool=callgrind`` twice on ``ENGINE``'s step from
-``bench_tensor.py`` (default ``taugrad-nn``, the 784-256-256-10 MLP): once with
-``STEPS`` steps (default 20) after the warm-up and once with none, and prints
-the difference divided by ``STEPS``.  Imports, set-up and warm-up cancel out.
-``TREE`` (default: this checkout) is the source tree whose ``src`` is imported,
-so a before/after pair is two commands.
+runs ``ENGINE``'s step from ``bench_tensor.py`` (default ``taugrad-nn``, the
+784-256-256-10 MLP) under ``valgrind --tool=callgrind``: five untimed warm-up
+steps, then ``STEPS`` steps (default 10) run through ``map()``, and callgrind
+counts only inside CPython's ``map_next`` (``--toggle-collect``), so imports,
+set-up and warm-up are left out.  Prints the count divided by ``STEPS``.
+``TREE`` (default: this checkout) is the source tree whose ``src`` and
+``benchmarks`` are used, so a before/after pair is two commands.
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def run_steps(tree: str, engine: str, steps: int) -> None:
+    """The measured process: warm up outside ``map()``, then run the counted steps inside it."""
     sys.path.insert(0, os.path.join(tree, "benchmarks"))
     import bench_tensor
 
@@ -30,16 +32,16 @@ def run_steps(tree: str, engine: str, steps: int) -> None:
     step = bench_tensor.ENGINES[engine](x, y, init)
     for _ in range(5):
         step()
-    for _ in range(steps):
-        step()
+    list(map(lambda _: step(), range(steps)))
 
 
 def count(tree: str, engine: str, steps: int) -> int:
-    """Total instructions of one process running ``steps`` steps after the warm-up."""
+    """Instructions executed inside the ``map()`` that runs the steps."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         env = dict(os.environ, PYTHONPATH=os.path.join(tree, "src"), OPENBLAS_NUM_THREADS="1")
-        command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+        command = ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=map_next",
+                   f"--callgrind-out-file={out}",
                    sys.executable, os.path.abspath(__file__), "--run", tree, engine, str(steps)]
         subprocess.run(command, env=env, check=True, capture_output=True)
         with open(out) as f:
@@ -55,9 +57,9 @@ def main(argv: list) -> int:
         run_steps(argv[1], argv[2], int(argv[3]))
         return 0
     engine = argv[0] if argv else "taugrad-nn"
-    steps = int(argv[1]) if len(argv) > 1 else 20
+    steps = int(argv[1]) if len(argv) > 1 else 10
     tree = os.path.abspath(argv[2]) if len(argv) > 2 else os.path.dirname(HERE)
-    per_step = (count(tree, engine, steps) - count(tree, engine, 0)) / steps
+    per_step = count(tree, engine, steps) / steps
     print(f"{engine} ({tree}): {per_step:,.0f} instructions per step ({steps} steps, callgrind, 1 BLAS thread)")
     return 0
 

@@ -36,11 +36,12 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from taugrad.autograd import grad as _engine_grad
 from taugrad.grad_mode import enable_grad, is_grad_enabled
 from taugrad.graph import topological_order
-from taugrad.autograd import grad as _engine_grad
 from taugrad.scalar.value import Value
 from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops.shape import stack
 
 ArgNums = Union[int, Tuple[int, ...]]
 
@@ -462,8 +463,6 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
         if n == 0:
             blocks.append(Tensor(np.zeros(out.shape + x.shape, dtype=x.dtype)))
         elif create_graph:
-            from taugrad.tensors.ops.shape import stack
-
             blocks.append(stack(row).reshape(out.shape + x.shape))
         else:
             blocks.append(Tensor(np.stack([g.data for g in row]).reshape(out.shape + x.shape)))

@@ -17,6 +17,12 @@ from typing import Any, Callable, List, Sequence, Tuple
 
 import numpy as np
 
+from taugrad.grad_mode import no_grad
+from taugrad.scalar.higher import grad as value_grad
+from taugrad.scalar.value import Value
+from taugrad.tensors import engine
+from taugrad.tensors.node import Tensor
+
 
 class GradcheckError(AssertionError):
     """Analytic and finite-difference gradients disagree; the message lists where."""
@@ -55,8 +61,6 @@ def gradcheck(
 
 def _prepare(inputs: Any, eps: float, op: str) -> List[Any]:
     """``inputs`` as a non-empty list of all Values or all Tensors; clear errors otherwise."""
-    from taugrad.tensors.node import Tensor
-
     if not isinstance(inputs, (list, tuple)):
         inputs = [inputs]
     inputs = list(inputs)
@@ -88,8 +92,6 @@ def _as_outputs(out: Any, kind: type, op: str) -> List[Any]:
 
 
 def _is_value(x: Any) -> bool:
-    from taugrad.scalar import Value
-
     return isinstance(x, Value)
 
 
@@ -105,8 +107,6 @@ class _ScalarAdapter:
         self.checked = list(enumerate(inputs))
 
     def outputs(self, out: Any) -> List[Any]:
-        from taugrad.scalar import Value
-
         return _as_outputs(out, Value, "gradcheck")
 
     def checked_outputs(self, outputs: List[Any]) -> range:
@@ -155,8 +155,6 @@ class _TensorAdapter:
         self._projections: dict = {}
 
     def outputs(self, out: Any) -> List[Any]:
-        from taugrad.tensors.node import Tensor
-
         return _as_outputs(out, Tensor, "gradcheck")
 
     def checked_outputs(self, outputs: List[Any]) -> List[int]:
@@ -167,8 +165,6 @@ class _TensorAdapter:
         """Return (differentiable scalar, its float value) for output ``k``, ``out``."""
         if out.data.shape == ():
             return out, float(out.data)
-        from taugrad.tensors.node import Tensor
-
         if k not in self._projections:
             rng = np.random.default_rng(12345 + k)
             self._projections[k] = rng.uniform(0.5, 1.5, size=out.data.shape)
@@ -176,18 +172,14 @@ class _TensorAdapter:
         return scalar, float(scalar.data)
 
     def analytic(self, f: Callable[..., Any], inputs: List[Any], k: int) -> List[np.ndarray]:
-        import taugrad
-
         scalar, _ = self._project(self.outputs(f(*inputs))[k], k)
         wrt = [inp for _, inp in self.checked]
         if not scalar.requires_grad:  # the output does not depend on the inputs
             return [np.zeros(inp.shape) for inp in wrt]
-        grads = taugrad.grad(scalar, wrt, allow_unused=True)
+        grads = engine.grad(scalar, wrt, allow_unused=True)
         return [np.zeros(inp.shape) if g is None else np.asarray(g.data, dtype=np.float64) for inp, g in zip(wrt, grads)]
 
     def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> np.ndarray:
-        from taugrad.grad_mode import no_grad
-
         data = inp.data
         result = np.zeros(data.shape, dtype=np.float64)
         with no_grad():
@@ -248,17 +240,15 @@ def gradgradcheck(
 
 def _value_gradgrad(f: Callable[..., Any], inputs: List[Any], eps: float, atol: float, rtol: float) -> List[str]:
     """Full Hessian of a ``Value`` function: analytic (grad of grad) vs differences of grad."""
-    from taugrad.scalar.higher import grad
-
     def first(create_graph: bool) -> List[Any]:
         out = f(*inputs)
-        return list(grad(out, inputs, create_graph=create_graph, allow_unused=True))
+        return list(value_grad(out, inputs, create_graph=create_graph, allow_unused=True))
 
     n = len(inputs)
     analytic = np.zeros((n, n))
     for i, g in enumerate(first(create_graph=True)):
         if g is not None:
-            second = grad(g, inputs, allow_unused=True)
+            second = value_grad(g, inputs, allow_unused=True)
             analytic[i] = [0.0 if s is None else s for s in second]
     numeric = np.zeros((n, n))
     for j, inp in enumerate(inputs):
@@ -307,8 +297,6 @@ class _SecondOrder:
         self.r: Any = None  # the projection of a non-scalar output, made on the first call
 
     def project(self, out: Any) -> Any:
-        from taugrad.tensors.node import Tensor
-
         if not isinstance(out, Tensor):
             raise TypeError(f"gradgradcheck: f returned {type(out).__name__}; expected one Tensor")
         if out.data.shape == ():
@@ -320,9 +308,6 @@ class _SecondOrder:
 
     def gradient_dot_v(self, create_graph: bool) -> Any:
         """``<g, v>`` with ``g = d <f(x), r> / d x``: a Tensor (differentiable if create_graph) or a float."""
-        import taugrad.tensors.engine as engine
-        from taugrad.tensors.node import Tensor
-
         scalar = self.project(self.f(*self.inputs))
         if not scalar.requires_grad:
             return 0.0
@@ -340,9 +325,6 @@ def _tensor_gradgrad(
     f: Callable[..., Any], inputs: List[Any], checked: List[Tuple[int, Any]], eps: float, atol: float, rtol: float
 ) -> List[str]:
     """``H v`` for every input in ``checked`` (pairs of position and input), and ``J v`` through ``r``."""
-    import taugrad.tensors.engine as engine
-    from taugrad.tensors.node import Tensor
-
     check = _SecondOrder(f, inputs, [inp for _, inp in checked])
     phi = check.gradient_dot_v(create_graph=True)
     wrt = check.wrt + ([check.r] if check.r is not None else [])

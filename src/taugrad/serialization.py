@@ -40,6 +40,8 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
+from taugrad.tensors.node import Tensor
+
 __all__ = ["save", "load", "CheckpointError"]
 
 _LAYOUT_ENTRY = "__taugrad__"
@@ -414,6 +416,4 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
 
 
 def _make_tensor(array: np.ndarray) -> Any:
-    from taugrad.tensors.node import Tensor  # late import: checkpoints of plain arrays need no engine
-
     return Tensor(array)

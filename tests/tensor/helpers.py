@@ -103,6 +103,12 @@ class Library:
             return torch.relu(torch.nn.functional.linear(x, w, b))
         return _linear_relu(x, w, b)
 
+    def rmatmul(self, array: np.ndarray, x: Any) -> Any:
+        """``array @ x`` with a NumPy array on the left (torch refuses that: it multiplies a tensor of it)."""
+        if self.name == "torch":
+            return torch.from_numpy(array) @ x
+        return array @ x
+
     @staticmethod
     def _all_dims_if_none(dim: Any, x: Any) -> Any:
         return tuple(range(x.ndim)) if dim is None else dim

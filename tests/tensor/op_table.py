@@ -293,6 +293,7 @@ OPS = [
     Op("rdiv", lambda L, x: 2.0 / x, unary, "nonzero"),
     Op("rpow", lambda L, x: 2.0 ** x, unary),
     Op("neg", lambda L, x: -x, unary),
+    Op("positive", lambda L, x: +x * 1.0, unary),
     Op("exp", lambda L, x: x.exp(), unary),
     Op("log", lambda L, x: x.log(), unary, "positive"),
     Op("sqrt", lambda L, x: x.sqrt(), unary, "positive"),
@@ -312,6 +313,10 @@ OPS = [
     Op("clip_min", lambda L, x: x.clip(min=0.05), unary, "distinct"),
     Op("where", lambda L, a, b: L.where(a > 0, a, b), pair, "nonzero"),
     Op("where_scalar", lambda L, x: L.where(x > 0, x, 0.5), unary, "nonzero"),
+    Op("where_method", lambda L, a, b: a.where(a > 0, b), pair, "nonzero"),
+    Op("clone", lambda L, x: x.clone() * 2.0, unary),
+    Op("double", lambda L, x: x.double(), unary),
+    Op("astype", lambda L, x: x.to(L.float64), unary),
     # reductions: dim None / int / tuple (some negative), keepdim
     Op("sum", lambda L, x, dim, keepdim: x.sum(dim=dim, keepdim=keepdim), reduction(min_side=0)),
     Op("mean", lambda L, x, dim, keepdim: x.mean(dim=dim, keepdim=keepdim), REDUCE),
@@ -331,14 +336,19 @@ OPS = [
     # matmul: 1-D and batched, batch dims broadcast, inner size may be 0
     Op("matmul", lambda L, a, b: a @ b, matmul_pair()),
     Op("matmul_method", lambda L, a, b: a.matmul(b), matmul_pair()),
+    Op("rmatmul", lambda L, x: L.rmatmul(
+       np.linspace(-1, 1, 2 * x.shape[-2]).reshape(2, x.shape[-2]).astype(np.asarray(x.detach()).dtype), x),
+       one_input(min_dims=2)),
     # shape ops
     Op("reshape", lambda L, x, shape: x.reshape(shape), reshape_case()),
     Op("view", lambda L, x, shape: x.view(shape), reshape_case()),
     Op("flatten", lambda L, x, start_dim, end_dim: x.flatten(start_dim, end_dim), flatten_case()),
     Op("transpose", lambda L, x, dim0, dim1: x.transpose(dim0, dim1), transpose_case()),
     Op("permute", lambda L, x, dims: x.permute(*dims), permute_case()),
-    Op(".T", lambda L, x: x.T if L.name == "taugrad" or x.ndim == 2 else x.permute(*reversed(range(x.ndim))),
+    Op("T", lambda L, x: x.T if L.name == "taugrad" or x.ndim == 2 else x.permute(*reversed(range(x.ndim))),
        one_input(min_dims=1)),
+    Op("mT", lambda L, x: x.mT, one_input(min_dims=2)),
+    Op("expand_as", lambda L, x, sizes: x.expand_as(L.const(np.zeros(x.expand(*sizes).shape))), expand_case()),
     Op("squeeze", lambda L, x, dim: x.squeeze() if dim is None else x.squeeze(dim), squeeze_case()),
     Op("unsqueeze", lambda L, x, dim: x.unsqueeze(dim), unsqueeze_case()),
     Op("expand", lambda L, x, sizes: x.expand(*sizes), expand_case()),
@@ -349,9 +359,9 @@ OPS = [
     Op("concatenate", lambda L, *xs, dim: L.concatenate(list(xs), dim=dim), cat_case()),
     Op("pad", lambda L, x, pad, value: L.F.pad(x, pad, value=value), pad_case()),
     # indexing; backward scatter-adds, so repeated indices accumulate
-    Op("index_basic", lambda L, x, index: x[index], basic_index()),
-    Op("index_mask", lambda L, x, index: x[L.index(index)], mask_index()),
-    Op("index_array", lambda L, x, index: x[L.index(index)], array_index()),
+    Op("getitem_basic", lambda L, x, index: x[index], basic_index()),
+    Op("getitem_mask", lambda L, x, index: x[L.index(index)], mask_index()),
+    Op("getitem_array", lambda L, x, index: x[L.index(index)], array_index()),
     # taugrad.functional / torch.nn.functional
     Op("softmax", lambda L, x, dim: L.F.softmax(x, dim=dim), softmax_case()),
     Op("log_softmax", lambda L, x, dim: L.F.log_softmax(x, dim=dim), softmax_case()),
@@ -362,7 +372,7 @@ OPS = [
     Op("linear", lambda L, x, w, b: L.F.linear(x, w, b), linear_case()),
     Op("linear_relu", lambda L, x, w, b: L.linear_relu(x, w, b), linear_case()),
     Op("mse_loss", lambda L, a, b, reduction: L.F.mse_loss(a, b, reduction=reduction), mse_case()),
-    Op("bce_with_logits", lambda L, x, target, reduction:
+    Op("binary_cross_entropy_with_logits", lambda L, x, target, reduction:
        L.F.binary_cross_entropy_with_logits(x, L.const(target), reduction=reduction), bce_case()),
     # the same ops as module-level functions (torch.exp(x), taugrad.exp(x)...)
     Op("fn_exp", lambda L, x: L.exp(x), unary),

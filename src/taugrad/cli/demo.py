@@ -14,8 +14,14 @@ import random
 import time
 from typing import Any, List, Sequence
 
+import numpy as np
+
 from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
 from taugrad.cli.gradcheck import MAX_COUNT
+from taugrad.learn.plots import plot_decision_boundary, plot_history
+from taugrad.learn.randexpr import check_random_expressions
+from taugrad.scalar import nn
+from taugrad.scalar.moons import learning_rate, load_moons, train_step
 
 
 def register(subparsers: Any) -> None:
@@ -42,9 +48,6 @@ def run(args: argparse.Namespace) -> int:
     check_seed(args.seed)
     if not args.no_plots and _matplotlib_available():
         check_directory(args.plots)  # now, not after the training it would waste
-    from taugrad.scalar import nn
-    from taugrad.scalar.moons import learning_rate, load_moons, train_step
-
     X, y = load_moons(seed=args.seed)
     random.seed(args.seed)
     model = nn.MLP(2, [16, 16, 1])
@@ -74,8 +77,6 @@ def _plural(count: int, noun: str) -> str:
 
 def _schedule(steps: int) -> str:
     """The learning rates actually used: the last step stops short of the schedule's 0.1 end point."""
-    from taugrad.scalar.moons import learning_rate
-
     first, last = learning_rate(0, steps), learning_rate(steps - 1, steps)
     if steps == 1:
         return f"SGD lr {first:.3f} for 1 step"
@@ -92,8 +93,6 @@ def _matplotlib_available() -> bool:
 
 def _gradcheck_batch(count: int, seed: int) -> int:
     """Gradient-check ``count`` random expressions; print a summary line; return the failures."""
-    from taugrad.learn.randexpr import check_random_expressions
-
     results = check_random_expressions(count, seed=seed)
     failures = [r for r in results if not r.passed]
     worst = max((r.worst for r in results if r.worst is not None), key=lambda d: d.error)
@@ -110,8 +109,6 @@ def _write_plots(folder: str, model: Any, X: Sequence[Sequence[float]], y: Seque
     if not _matplotlib_available():
         print("plots skipped: matplotlib is not installed (pip install 'taugrad[plots]')")
         return
-    from taugrad.learn.plots import plot_decision_boundary, plot_history
-
     try:
         os.makedirs(folder, exist_ok=True)
         curves = plot_history(history, os.path.join(folder, "moons_training.png"), title="taugrad demo: moons")
@@ -130,8 +127,6 @@ def _numpy_forward(model: Any):
     Same maths as ``model(x)`` (ReLU hidden layers, linear output), evaluated for
     tens of thousands of grid points at once instead of building a graph per point.
     """
-    import numpy as np
-
     layers: List[tuple] = []
     for layer in model.layers:
         W = np.array([[w.data for w in n.w] for n in layer.neurons])

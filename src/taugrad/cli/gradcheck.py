@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import sys
 from collections import Counter
-from typing import Dict, List, Optional, Sequence, TextIO
+from typing import List, Sequence, TextIO
 
 from taugrad.cli.common import CommandError, check_eps
+from taugrad.graph import topological_order
+from taugrad.learn.expr import build
+from taugrad.learn.progress import rich_available
+from taugrad.learn.randexpr import MAX_DEPTH, VARIABLES, check_random_expressions
 
 MAX_COUNT = 100_000
 
@@ -35,8 +39,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.learn.randexpr import MAX_DEPTH, VARIABLES
-
     if not 1 <= args.count <= MAX_COUNT:
         raise CommandError(f"--count must be between 1 and {MAX_COUNT:,}, got {args.count}")
     if not 1 <= args.depth <= MAX_DEPTH:
@@ -48,9 +50,6 @@ def run(args) -> int:
         value = getattr(args, option)
         if not value >= 0:
             raise CommandError(f"--{option} must be non-negative, got {value}")
-    from taugrad.learn.progress import rich_available
-    from taugrad.learn.randexpr import check_random_expressions
-
     results = check_random_expressions(args.count, args.seed, args.depth, args.variables, args.eps, args.atol,
                                        args.rtol)
     use_rich = not args.plain and sys.stdout.isatty() and rich_available()
@@ -60,9 +59,6 @@ def run(args) -> int:
 
 def _operations(result) -> List[str]:
     """The engine operations in one checked expression's graph (once each)."""
-    from taugrad.graph import topological_order
-    from taugrad.learn.expr import build
-
     graph = build(result.expression.text, result.expression.values)
     ops = {("**k" if node._op.startswith("**") and len(node._prev) == 1 else
             "k**" if node._op.endswith("**") and len(node._prev) == 1 else node._op)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import os
 
 from taugrad.cli.common import CommandError
+from taugrad.learn.draw import PICTURE_FORMATS, DotGraph, GraphvizNotFound, graph_source, write_graph
+from taugrad.learn.expr import ExpressionError, build, parse_bindings
+from taugrad.learn.trace import label_graph
 
 
 def register(subparsers) -> None:
@@ -32,10 +35,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.learn.expr import ExpressionError, build, parse_bindings
-    from taugrad.learn.trace import label_graph
-    from taugrad.learn.draw import PICTURE_FORMATS, DotGraph, GraphvizNotFound, graph_source, write_graph
-
     try:
         graph = build(args.expression, parse_bindings(args.bindings))
     except ExpressionError as err:

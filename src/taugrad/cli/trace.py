@@ -8,9 +8,12 @@ experiment; ``--json`` prints the same trace as JSON.
 """
 from __future__ import annotations
 
+import argparse
 import json
 
 from taugrad.cli.common import CommandError, check_eps
+from taugrad.learn.expr import ExpressionError, parse, parse_bindings
+from taugrad.learn.trace import trace
 
 EPILOG = """examples:
   taugrad trace "(a*b)+c" a=2 b=3 c=4
@@ -23,8 +26,6 @@ relu() tanh() exp() log() sigmoid(); nothing else is accepted or executed."""
 
 
 def register(subparsers) -> None:
-    import argparse
-
     parser = subparsers.add_parser(
         "trace",
         help="show forward and backward passes of an expression step by step",
@@ -45,9 +46,6 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from taugrad.learn.expr import ExpressionError, parse, parse_bindings
-    from taugrad.learn.trace import trace
-
     check_eps(args.eps)
     try:
         values = parse_bindings(args.bindings)

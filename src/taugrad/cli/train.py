@@ -25,7 +25,14 @@ from typing import Any, Dict, List, Optional
 
 import numpy as np
 
+import taugrad
+from taugrad import data
+from taugrad.cli import train_engines
 from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
+from taugrad.data import DATASETS
+from taugrad.debug.diagnostics import plot_gradient_flow, print_table
+from taugrad.learn.plots import plot_decision_boundary, plot_history
+from taugrad.learn.progress import TrainingProgress
 
 ENGINES = ("tensor", "scalar")
 MODELS = ("mlp", "linear")
@@ -161,8 +168,6 @@ def _check_diagnose(config: Dict[str, Any]) -> Optional[str]:
 
 def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
     """Check and convert every option; raise CommandError on the first bad one."""
-    from taugrad.data import DATASETS
-
     dataset = _choice(args.dataset, "dataset", tuple(DATASETS))
     engine = _choice(args.engine, "--engine", ENGINES)
     two_dimensional = DATASETS[dataset][1]
@@ -210,8 +215,6 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
 
 def load_data(config: Dict[str, Any]) -> Dict[str, np.ndarray]:
     """Load, split (stratified) and standardise; the scaler is fitted on the training part."""
-    from taugrad import data
-
     try:
         X, y = data.load(config["dataset"], n_samples=None if not config["two_dimensional"] else config["samples"],
                          noise=config["noise"], seed=config["seed"])
@@ -255,8 +258,6 @@ def _check_model_size(config: Dict[str, Any], n_features: int, n_classes: int) -
 
 
 def _train(config: Dict[str, Any]) -> int:
-    from taugrad.cli import train_engines
-
     arrays = load_data(config)
     _check_model_size(config, arrays["X_train"].shape[1], arrays["n_classes"])
     trainer = train_engines.make_trainer(config, arrays["X_train"], arrays["y_train"], arrays["n_classes"])
@@ -285,8 +286,6 @@ def _train(config: Dict[str, Any]) -> int:
 
 def _fit(config: Dict[str, Any], trainer: Any, arrays: Dict[str, Any]) -> Dict[str, List[float]]:
     """The epochs, with the progress display; returns the loss and accuracy history."""
-    from taugrad.learn.progress import TrainingProgress
-
     history: Dict[str, List[float]] = {"loss": [], "train_accuracy": [], "test_accuracy": []}
     n_train = len(arrays["y_train"])
     # a too-large --lr overflows to inf/nan: NumPy's warnings (with source lines) would only precede
@@ -307,8 +306,6 @@ def _fit(config: Dict[str, Any], trainer: Any, arrays: Dict[str, Any]) -> Dict[s
 
 
 def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> None:
-    from taugrad.debug.diagnostics import plot_gradient_flow, print_table
-
     monitor.close()
     print_table(monitor, title=f"gradient flow of {trainer.describe()}")
     if config["diagnose_plot"] is None:
@@ -322,8 +319,6 @@ def _report_diagnostics(config: Dict[str, Any], trainer: Any, monitor: Any) -> N
 
 
 def _write_plots(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any, history: Dict[str, List[float]]) -> None:
-    from taugrad.learn.plots import plot_decision_boundary, plot_history
-
     title = f"{config['dataset']}: {trainer.describe()} ({config['engine']} engine)"
     written = [plot_history(history, os.path.join(config["plots"], f"{config['dataset']}_training.png"), title=title)]
     if config["two_dimensional"]:
@@ -337,8 +332,6 @@ def _write_plots(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any, h
 
 def _save_checkpoint(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any,
                      history: Dict[str, List[float]]) -> None:
-    import taugrad
-
     checkpoint = {
         "model": trainer.state_dict(),
         "optimizer": trainer.optimizer.state_dict(),

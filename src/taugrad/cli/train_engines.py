@@ -13,12 +13,16 @@ from typing import Any, Dict, List
 
 import numpy as np
 
+from taugrad import nn, optim
 from taugrad.data import DataLoader
+from taugrad.debug.diagnostics import GradientFlowMonitor
+from taugrad.functional import cross_entropy
+from taugrad.grad_mode import no_grad
+from taugrad.scalar.nn import MLP
+from taugrad.tensors.node import Tensor
 
 
 def make_optimizer(params: List[Any], config: Dict[str, Any]) -> Any:
-    from taugrad import optim
-
     name, lr, weight_decay = config["optimizer"], config["lr"], config["weight_decay"]
     if name == "sgd":
         return optim.SGD(params, lr=lr, momentum=config["momentum"], weight_decay=weight_decay)
@@ -51,8 +55,6 @@ class TensorTrainer:
     """``taugrad.nn.MLP`` (or ``Linear``) on float32 Tensors, one graph per mini-batch."""
 
     def __init__(self, config: Dict[str, Any], X_train: np.ndarray, y_train: np.ndarray, n_classes: int) -> None:
-        from taugrad import nn
-
         nn.init.manual_seed(config["seed"])
         self.sizes = _layer_sizes(config, X_train.shape[1], n_classes)
         if config["model"] == "linear":
@@ -70,8 +72,6 @@ class TensorTrainer:
 
     def diagnose(self) -> Any:
         """Start recording gradient norms and dead ReLUs (``--diagnose``); returns the monitor."""
-        from taugrad.debug.diagnostics import GradientFlowMonitor
-
         self.monitor = GradientFlowMonitor(self.model)
         return self.monitor
 
@@ -79,9 +79,6 @@ class TensorTrainer:
         return sum(p.data.size for p in self.model.parameters())
 
     def train_epoch(self) -> float:
-        from taugrad.functional import cross_entropy
-        from taugrad.tensors.node import Tensor
-
         self.model.train()
         total, count = 0.0, 0
         for xb, yb in self.loader:
@@ -98,9 +95,6 @@ class TensorTrainer:
         return total / count
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        from taugrad.grad_mode import no_grad
-        from taugrad.tensors.node import Tensor
-
         self.model.eval()
         with no_grad():
             scores = self.model(Tensor(np.asarray(X, dtype=np.float32))).data
@@ -149,8 +143,6 @@ class ScalarTrainer:
     """micrograd's ``MLP(nin, nouts)`` on ``taugrad.Value``: a graph of scalars per mini-batch."""
 
     def __init__(self, config: Dict[str, Any], X_train: np.ndarray, y_train: np.ndarray, n_classes: int) -> None:
-        from taugrad.scalar.nn import MLP
-
         self.sizes = _layer_sizes(config, X_train.shape[1], n_classes)
         saved = random.getstate()  # micrograd draws weights from `random`; seed it without side effects
         random.seed(config["seed"])

@@ -29,6 +29,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from taugrad.learn.plots import _new_figure, _save
+from taugrad.nn.layers import ReLU
+
 __all__ = ["GradientFlowMonitor", "format_table", "print_table", "plot_gradient_flow"]
 
 #: a layer whose gradient norm is below this fraction of the largest one is flagged "vanishing"
@@ -60,8 +63,6 @@ class GradientFlowMonitor:
     """
 
     def __init__(self, model: Any) -> None:
-        from taugrad.nn.layers import ReLU
-
         self.layers: List[Tuple[str, Any]] = [
             (name or type(model).__name__, module)
             for name, module in model.named_modules()
@@ -215,8 +216,6 @@ def print_table(monitor: GradientFlowMonitor, title: str = "gradient flow", file
 
 def plot_gradient_flow(monitor: GradientFlowMonitor, path: "str | os.PathLike[str]", title: Optional[str] = None) -> str:
     """Two panels to a PNG at ``path``: gradient norm per layer and dead-ReLU fraction, against epoch."""
-    from taugrad.learn.plots import _new_figure, _save
-
     panels = 2 if monitor.relus else 1
     figure = _new_figure(5.5 * panels, 4.0)
     axes = figure.add_subplot(1, panels, 1)

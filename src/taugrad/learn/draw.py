@@ -27,6 +27,8 @@ import shutil
 import subprocess
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+import numpy as np
+
 INSTALL_HINT = (
     "get it with 'apt-get install graphviz' (Debian/Ubuntu), 'brew install graphviz' (macOS) "
     "or 'conda install graphviz' ('pip install graphviz' is only the Python package, used for Jupyter display)"
@@ -90,8 +92,6 @@ def _summary(x: Any) -> str:
     if inner is not None and hasattr(inner, "dtype") and not hasattr(x, "tobytes"):
         x = inner
     if _is_array(x):
-        import numpy as np
-
         array = np.asarray(x)
         if not (np.issubdtype(array.dtype, np.number) or array.dtype == bool) or np.iscomplexobj(array):
             return "..."

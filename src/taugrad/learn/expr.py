@@ -24,12 +24,14 @@ from __future__ import annotations
 
 import ast
 import keyword
-import math
 import re
 import unicodedata
 import warnings
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+
+from taugrad.grad_mode import no_grad
+from taugrad.scalar.value import Value
 
 MAX_LENGTH = 10_000
 """Longest expression accepted, in characters."""
@@ -195,8 +197,6 @@ class Expression:
         a notebook can pass its own leaves).  Missing names are one error that
         lists them all.
         """
-        from taugrad.scalar import Value
-
         missing = [name for name in self.names if name not in values]
         if missing:
             plural = "s" if len(missing) > 1 else ""
@@ -249,8 +249,6 @@ class Expression:
 
     def evaluate(self, values: Mapping[str, float]) -> float:
         """The expression's value as a float (a forward pass without a graph)."""
-        from taugrad.grad_mode import no_grad
-
         with no_grad():
             return float(self.build(values).root.data)
 

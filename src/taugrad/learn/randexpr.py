@@ -25,7 +25,9 @@ import random
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple, Union
 
-from taugrad.learn.expr import format_number
+from taugrad.graph import topological_order
+from taugrad.learn.expr import format_number, parse
+from taugrad.learn.trace import finite_difference
 
 VARIABLES = ("a", "b", "c", "d", "w", "x", "y", "z")
 MAX_DEPTH = 8  # text roughly doubles per level with reuse; 8 keeps it well under expr.MAX_LENGTH
@@ -280,10 +282,6 @@ def check_expression(
     """Compare ``Value.backward()`` with central finite differences for every
     input: they agree when ``|analytic - numeric| <= atol + rtol * |numeric|``
     (the rule of :func:`taugrad.gradcheck`)."""
-    from taugrad.graph import topological_order
-    from taugrad.learn.expr import parse
-    from taugrad.learn.trace import finite_difference
-
     parsed = parse(expression.text)
     graph = parsed.build(expression.values)
     graph.root.backward()

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence, Tuple
 
+import numpy as np
+
+from taugrad.data import moons
 from taugrad.scalar.value import Value
 
 
@@ -20,10 +23,6 @@ def load_moons(n_samples: int = 100, noise: float = 0.1, seed: int = 1337) -> Tu
     needing scikit-learn: :func:`taugrad.data.moons` drawing from a
     ``RandomState(seed)``, which shuffles and adds noise in make_moons' order.
     """
-    import numpy as np
-
-    from taugrad.data import moons
-
     X, y = moons(n_samples=n_samples, noise=noise, seed=np.random.RandomState(seed))
     return X.tolist(), [int(v) * 2 - 1 for v in y]
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable
 
 import numpy as np
 

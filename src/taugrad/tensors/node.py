@@ -34,13 +34,12 @@ of the tensor's array type.  Another backend registers its array type in
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict
 
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.rule import RELEASED
 
 _PYTHON_SCALARS = (bool, int, float)
 
