@@ -37,6 +37,7 @@ from taugrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
 
 # learner and debugging tools
+from taugrad.learn.check import check
 from taugrad.learn.expr import ExpressionError
 from taugrad.learn.draw import draw_dot
 from taugrad.debug import anomaly

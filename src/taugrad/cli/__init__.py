@@ -9,11 +9,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from importlib.metadata import PackageNotFoundError, version
 from typing import List, Optional
 
+from taugrad import __version__
 from taugrad.cli.common import CommandError
 
-COMMANDS = ["demo", "train", "trace", "graph", "gradcheck"]
+COMMANDS = ["demo", "train", "trace", "graph", "gradcheck", "check"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,13 +33,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _version() -> str:
     """The installed distribution's version; the package's own when running from a source tree."""
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("taugrad")
     except PackageNotFoundError:
-        from taugrad import __version__
-
         return __version__
 
 

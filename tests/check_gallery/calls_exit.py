@@ -1,0 +1,4 @@
+"""Broken file: calls sys.exit at import."""
+import sys
+
+sys.exit(3)

@@ -1,0 +1,3 @@
+"""Broken file: an endless loop at import."""
+while True:
+    pass

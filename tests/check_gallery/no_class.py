@@ -1,0 +1,5 @@
+"""Broken file: defines no class."""
+
+
+def value(x):
+    return x

@@ -1,0 +1,8 @@
+"""Broken file: raises at import."""
+
+
+def helper():
+    return undefined_name
+
+
+helper()
