@@ -19,9 +19,10 @@ It also runs the two experiments of the chapter's "Break" exercise:
   before the gradient from its consumers has arrived, so it passes on an
   incomplete (often zero) gradient; the trace names those nodes.
 
-The replay uses its own copy of each local rule, written out so it can be
-printed; the tests check it against ``Value.backward()``, and the printed table
-shows both.
+The replay writes each local rule out from the op's one definition in
+:mod:`taugrad.scalar.derivatives`, the same definition ``Value.backward()``'s
+rules are generated from; the printed table still shows both, and the finite
+difference.
 """
 from __future__ import annotations
 
@@ -223,69 +224,23 @@ def _operand(x: float) -> str:
 
 
 def _edges(node, g: float, name: Callable[[object], str]) -> List[Edge]:
-    op, parents, out = node._op, node._prev, node.data
-    n = _operand
-    gs = n(g)
-    on = name(node)
+    """The rule lines of ``node``, written out by its op's one definition
+    (:mod:`taugrad.scalar.derivatives`): the formula with names and with numbers,
+    and the number the engine's own generated code adds."""
+    definition = getattr(node._rule, "derivative", None)
+    if definition is None:  # a hand-written _backward: only its numbers can be shown
+        return _engine_edges(node, g)
 
     def data(v) -> str:  # "b.data" for a named node, "2" for a constant
         label = name(v)
-        return f"{label}.data" if label != format_number(v.data) else n(v.data)
+        return f"{label}.data" if label != format_number(v.data) else _operand(v.data)
 
-    if op == "+" and len(parents) == 2:
-        return [(p, "g", gs, g) for p in parents]
-    if op == "*" and len(parents) == 2:
-        a, b = parents
-        return [
-            (a, f"{data(b)} * g", f"{n(b.data)} * {gs}", b.data * g),
-            (b, f"{data(a)} * g", f"{n(a.data)} * {gs}", a.data * g),
-        ]
-    if op == "/" and len(parents) == 2:  # a / b as one node: the same two divisions as the engine's div_rule
-        a, b = parents
-        return [
-            (a, f"g / {data(b)}", f"{gs} / {n(b.data)}", ieee.div(g, b.data)),
-            (b, f"-g * ({on}.data / {data(b)})", f"-{gs} * ({n(out)} / {n(b.data)})", -g * ieee.div(out, b.data)),
-        ]
-    if op.startswith("**") and len(parents) == 1:  # a ** k, k a number
-        (a,) = parents
-        k = node._aux
-        if k == 0.0:
-            return [(a, "0 * g", f"0 * {gs}", 0.0)]
-        return [(a, f"{n(k)} * {data(a)} ** {n(k - 1.0)} * g",
-                 f"{n(k)} * {n(a.data)} ** {n(k - 1.0)} * {gs}", k * ieee.pow_const(a.data, k - 1.0) * g)]
-    if op.endswith("**") and len(parents) == 1:  # k ** b, k a number
-        (b,) = parents
-        k = node._aux
-        contribution = 0.0 if (k == 0.0 and b.data >= 0.0) else out * ieee.log(k) * g
-        return [(b, f"{on}.data * log({n(k)}) * g", f"{n(out)} * {n(ieee.log(k))} * {gs}", contribution)]
-    if op == "**" and len(parents) == 2:  # a ** b, both Values
-        a, b = parents
-        x, y = a.data, b.data
-        da = 0.0 if y == 0.0 else y * ieee.pow(x, y - 1.0) * g
-        db = 0.0 if (x == 0.0 and y >= 0.0) else out * ieee.log(x) * g
-        return [
-            (a, f"{data(b)} * {data(a)} ** ({data(b)} - 1) * g", f"{n(y)} * {n(x)} ** {n(y - 1.0)} * {gs}", da),
-            (b, f"{on}.data * log({data(a)}) * g", f"{n(out)} * {n(ieee.log(x))} * {gs}", db),
-        ]
-    if len(parents) == 1:
-        (a,) = parents
-        if op == "ReLU":
-            passes = 0.0 if out <= 0.0 else 1.0
-            return [(a, f"({on}.data > 0) * g", f"{n(passes)} * {gs}", g if passes else 0.0)]
-        if op == "tanh":
-            return [(a, f"(1 - {on}.data**2) * g", f"(1 - {n(out)}**2) * {gs}", (1.0 - out * out) * g)]
-        if op == "exp":
-            return [(a, f"{on}.data * g", f"{n(out)} * {gs}", out * g)]
-        if op == "log":
-            return [(a, f"g / {data(a)}", f"{gs} / {n(a.data)}", ieee.div(g, a.data))]
-        if op == "sigmoid":
-            return [(a, f"{on}.data * (1 - {on}.data) * g", f"{n(out)} * (1 - {n(out)}) * {gs}", out * (1.0 - out) * g)]
-    return _engine_edges(node, g)
+    return definition.explain(node, g, data, _operand)
 
 
 def _engine_edges(node, g: float) -> List[Edge]:
-    """An op this module does not spell out (e.g. a fused neuron): run the
-    engine's own rule on zeroed parent gradients and read what it added."""
+    """A rule with no definition (set by hand through ``_backward``): run it on
+    zeroed parent gradients and read what it added."""
     parents = list(dict.fromkeys(node._prev))  # unique, in operand order
     saved = [(p, p.grad) for p in parents]
     saved_out = node.grad

@@ -9,8 +9,10 @@ The maths of the fused node is exactly the same chain of local rules, collapsed:
     b.grad += g_s;   w_i.grad += x_i * g_s;   x_i.grad += w_i * g_s
 
 so the results equal micrograd's up to float rounding, with one node instead of
-``2n + 1``.  Parents are stored flat as ``(b, w_0 .. w_{n-1}, x_0 .. x_{n-1})``
-so the shared traversal sees an ordinary node.  ``nn`` modules built with
+``2n + 1``.  The rules are that chain rule over the one-op definitions in
+:mod:`taugrad.scalar.derivatives`, not a second copy.  Parents are stored flat
+as ``(b, w_0 .. w_{n-1}, x_0 .. x_{n-1})`` so the shared traversal sees an
+ordinary node.  ``nn`` modules built with
 ``fused=False`` produce the granular graph instead, for tracing and drawing.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 from operator import mul
 from typing import Sequence
 
+from taugrad.scalar import derivatives
 from taugrad.scalar.value import Value, _node
 
 LINEAR, RELU, TANH = "linear", "relu", "tanh"
@@ -34,25 +37,8 @@ def neuron(bias: Value, weights: Sequence[Value], inputs: Sequence[Value], input
     return _node(s, (bias, *weights, *inputs), "neuron", _linear_neuron_rule)
 
 
-def _spread(out: Value, g: float) -> None:
-    """Pass ``g = d out / d s`` to the bias, weights and inputs of a fused neuron."""
-    prev = out._prev
-    n = len(prev) >> 1
-    prev[0].grad += g
-    for w, x in zip(prev[1 : n + 1], prev[n + 1 :]):
-        w.grad += x.data * g
-        x.grad += w.data * g
-
-
-def _linear_neuron_rule(out: Value) -> None:
-    _spread(out, out.grad)
-
-
-def _relu_neuron_rule(out: Value) -> None:
-    if not out.data <= 0.0:  # relu'(s) = 1 where out > 0 (nan passes, as PyTorch)
-        _spread(out, out.grad)
-
-
-def _tanh_neuron_rule(out: Value) -> None:
-    t = out.data
-    _spread(out, (1.0 - t * t) * out.grad)
+# generated from their definitions (derivatives.LINEAR_NEURON ...): the activation's
+# own term gives g_s = d out / d s * g, then the sum's and products' terms spread it
+_linear_neuron_rule = derivatives.LINEAR_NEURON.rule
+_relu_neuron_rule = derivatives.RELU_NEURON.rule
+_tanh_neuron_rule = derivatives.TANH_NEURON.rule

@@ -1,7 +1,7 @@
 """Gradients of ``Value`` graphs that are themselves ``Value`` graphs (``create_graph=True``).
 
 Backward is a computation too.  The fast rules in :mod:`taugrad.scalar.value`
-add plain floats into ``.grad``; the rules here compute the *same* local terms
+add plain floats into ``.grad``; the rules here compute the same local terms
 with ``Value`` operations, so every gradient they produce remembers how it was
 made and can be differentiated again, to any order::
 
@@ -11,117 +11,26 @@ made and can be differentiated again, to any order::
     (d3y,) = grad(d2y, [x])                    # 6
 
 Each rule maps ``(out, g)``, with ``g = dL/d out`` a ``Value``, to the terms
-``(parent, dL/d parent contribution)``.  The first-order path never comes here.
+``(parent, dL/d parent contribution)``.  The fast rules and these come from the
+same one-line definitions (:mod:`taugrad.scalar.derivatives`): here the formula
+is evaluated with ``Value`` operations.  The first-order path never comes here.
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from taugrad.graph import topological_order
-from taugrad.scalar import fused, ieee
-from taugrad.scalar import value as v
+from taugrad.scalar import derivatives
 from taugrad.scalar.value import Value
 
 Terms = Tuple[Tuple[Value, Value], ...]
 
 
-def _add(out: Value, g: Value) -> Terms:  # d(a + b) = (1, 1)
-    a, b = out._prev
-    return ((a, g), (b, g))
-
-
-def _mul(out: Value, g: Value) -> Terms:  # d(a * b) = (b, a)
-    a, b = out._prev
-    return ((a, b * g), (b, a * g))
-
-
-def _div(out: Value, g: Value) -> Terms:  # d(a / b) = (1 / b, -(a / b) / b), with out = a / b
-    a, b = out._prev
-    return ((a, g / b), (b, -g * (out / b)))
-
-
-def _pow_const(out: Value, g: Value) -> Terms:  # d(a ** k) = k a^(k-1)
-    (a,) = out._prev
-    k = out._aux
-    return () if k == 0.0 else ((a, k * a ** (k - 1.0) * g),)
-
-
-def _pow(out: Value, g: Value) -> Terms:  # d(a ** b) = (b a^(b-1), a^b ln a), masked as in the fast rule
-    a, b = out._prev
-    terms = []
-    if b.data != 0.0:
-        terms.append((a, b * a ** (b - 1.0) * g))
-    # the masked factor is a constant 0 that g is still multiplied by (inf * 0 = nan)
-    terms.append((b, g * 0.0 if (a.data == 0.0 and b.data >= 0.0) else out * a.log() * g))
-    return tuple(terms)
-
-
-def _rpow_const(out: Value, g: Value) -> Terms:  # d(k ** b) = k^b ln k, masked as _pow
-    (b,) = out._prev
-    k = out._aux
-    return ((b, g * 0.0 if (k == 0.0 and b.data >= 0.0) else out * ieee.log(k) * g),)
-
-
-def _relu(out: Value, g: Value) -> Terms:  # d relu(a) = 1 where out > 0: a constant mask
-    return () if out.data <= 0.0 else ((out._prev[0], g),)
-
-
-def _tanh(out: Value, g: Value) -> Terms:  # d tanh(a) = 1 - out^2, with out differentiable
-    return ((out._prev[0], (1.0 - out * out) * g),)
-
-
-def _exp(out: Value, g: Value) -> Terms:  # d exp(a) = out
-    return ((out._prev[0], out * g),)
-
-
-def _log(out: Value, g: Value) -> Terms:  # d ln(a) = 1 / a
-    a = out._prev[0]
-    return ((a, g / a),)
-
-
-def _sigmoid(out: Value, g: Value) -> Terms:  # d sigmoid(a) = out (1 - out)
-    return ((out._prev[0], out * (1.0 - out) * g),)
-
-
-def _neuron_terms(out: Value, g_s: Value) -> Terms:
-    """Fused neuron with ``g_s = dL/ds``: bias g_s, w_i x_i g_s, x_i w_i g_s."""
-    prev = out._prev
-    n = len(prev) >> 1
-    terms: List[Tuple[Value, Value]] = [(prev[0], g_s)]
-    for w, x in zip(prev[1 : n + 1], prev[n + 1 :]):
-        terms.append((w, x * g_s))
-        terms.append((x, w * g_s))
-    return tuple(terms)
-
-
-def _neuron_linear(out: Value, g: Value) -> Terms:
-    return _neuron_terms(out, g)
-
-
-def _neuron_relu(out: Value, g: Value) -> Terms:
-    return () if out.data <= 0.0 else _neuron_terms(out, g)
-
-
-def _neuron_tanh(out: Value, g: Value) -> Terms:
-    return _neuron_terms(out, (1.0 - out * out) * g)
-
-
 GRAPH_RULES: Dict[Callable[[Value], None], Callable[[Value, Value], Terms]] = {
-    v.add_rule: _add,
-    v.mul_rule: _mul,
-    v.div_rule: _div,
-    v.pow_const_rule: _pow_const,
-    v.pow_rule: _pow,
-    v.rpow_const_rule: _rpow_const,
-    v.relu_rule: _relu,
-    v.tanh_rule: _tanh,
-    v.exp_rule: _exp,
-    v.log_rule: _log,
-    v.sigmoid_rule: _sigmoid,
-    fused._linear_neuron_rule: _neuron_linear,
-    fused._relu_neuron_rule: _neuron_relu,
-    fused._tanh_neuron_rule: _neuron_tanh,
+    definition.rule: definition.graph for definition in derivatives.ALL
 }
+"""First-order rule -> its ``create_graph`` rule, both built from one definition in
+:mod:`taugrad.scalar.derivatives`."""
 
 
 def _graph_rule(node: Value) -> Callable[[Value, Value], Terms]:

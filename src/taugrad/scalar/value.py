@@ -12,7 +12,8 @@ only notice as improvements:
 * Local rules are module-level functions ``rule(out)`` stored in ``out._rule``
   instead of a fresh closure per node, and ``Value`` uses ``__slots__``.  A node
   therefore costs about a third of micrograd's memory and is quicker to build.
-  ``out._backward()`` still works for code that calls it by hand.
+  ``out._backward()`` still works for code that calls it by hand.  Each rule is
+  generated from the op's one definition in :mod:`taugrad.scalar.derivatives`.
 * ``backward()`` is iterative (no recursion limit) and recomputes interior
   gradients on every call, so a second ``backward()`` accumulates into the
   leaves exactly as PyTorch does with ``retain_graph=True``.
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any, Callable, Iterable, Optional, Tuple, Union
+from typing import Any, Callable, Iterable, Tuple, Union
 
 from taugrad.graph import topological_order
 from taugrad.scalar import derivatives, ieee
@@ -65,9 +66,8 @@ class Value:
     def _backward(self, fn: Callable[[], None]) -> None:
         self._rule = lambda out: fn()
 
-    # -- ops with their own local derivative -----------------------------------
+    # -- ops with their own local derivative (each defined in derivatives.py) --
     def __add__(self, other: Any) -> "Value":
-        # c = a + b:  dc/da = 1, dc/db = 1
         if other.__class__ is not Value:
             other = _coerce(other)
             if other is NotImplemented:
@@ -75,7 +75,6 @@ class Value:
         return _node(self.data + other.data, (self, other), "+", add_rule)
 
     def __mul__(self, other: Any) -> "Value":
-        # c = a * b:  dc/da = b, dc/db = a
         if other.__class__ is not Value:
             other = _coerce(other)
             if other is NotImplemented:
@@ -83,8 +82,7 @@ class Value:
         return _node(self.data * other.data, (self, other), "*", mul_rule)
 
     def __pow__(self, other: Any) -> "Value":
-        # c = a ** k (number k):  dc/da = k * a ** (k - 1)
-        # c = a ** b (Value b):   dc/da = b * a ** (b - 1),  dc/db = c * ln(a)
+        # a ** k for a number k keeps k in ``_aux`` (its rule reads it); a ** b is a two-parent node
         if isinstance(other, Value):
             return _node(ieee.pow(self.data, other.data), (self, other), "**", pow_rule)
         if not _is_real(other):
@@ -95,7 +93,7 @@ class Value:
         return out
 
     def __rpow__(self, other: Any) -> "Value":
-        # c = k ** b (number k):  dc/db = c * ln(k)
+        # k ** b for a number k: one parent, k in ``_aux``
         if not _is_real(other):
             return NotImplemented
         k = float(other)
@@ -104,28 +102,25 @@ class Value:
         return out
 
     def relu(self) -> "Value":
-        # r = max(0, a):  dr/da = 1 where r > 0, else 0
         x = self.data
         return _node(0.0 if x < 0.0 else x, (self,), "ReLU", relu_rule)
 
     def tanh(self) -> "Value":
-        # t = tanh(a):  dt/da = 1 - t^2   (math.tanh is exact even for |a| = 1e4)
+        # math.tanh is exact even for |a| = 1e4
         return _node(math.tanh(self.data), (self,), "tanh", tanh_rule)
 
     def exp(self) -> "Value":
-        # e = exp(a):  de/da = e
         return _node(ieee.exp(self.data), (self,), "exp", exp_rule)
 
     def log(self) -> "Value":
-        # l = ln(a):  dl/da = 1 / a
         return _node(ieee.log(self.data), (self,), "log", log_rule)
 
     def sigmoid(self) -> "Value":
-        # s = 1 / (1 + e^-a):  ds/da = s * (1 - s)
+        # 1 / (1 + e^-a), evaluated so that no exponential overflows
         return _node(ieee.sigmoid(self.data), (self,), "sigmoid", sigmoid_rule)
 
     def __truediv__(self, other: Any) -> "Value":
-        """c = a / b in one IEEE division:  dc/da = 1 / b,  dc/db = -(a / b) / b.
+        """c = a / b in one IEEE division (derivatives: ``derivatives.DIV``).
 
         micrograd builds ``a * b**-1``: two nodes and two roundings, so
         ``49 / 49`` is 0.9999999999999999, and ``b**-1`` leaves the float range
@@ -182,7 +177,7 @@ class Value:
         differentiated (higher-order gradients, see :mod:`taugrad.scalar.higher`).
         """
         if create_graph:
-            from taugrad.scalar.higher import backward_create_graph
+            from taugrad.scalar.higher import backward_create_graph  # higher builds on Value: importing it at the top would be a cycle
 
             return backward_create_graph(self)
         order = topological_order((self,))
