@@ -1,6 +1,6 @@
 """Digits: a taugrad MLP against scikit-learn's MLPClassifier, same split, same run.
 
-Target (issue 4): on the 8x8 digits with a 25% stratified test split
+Target: on the 8x8 digits with a 25% stratified test split
 (``random_state=0``), a taugrad MLP reaches at least 98.0% test accuracy in
 less wall time than ``MLPClassifier(hidden_layer_sizes=(128,))``.
 

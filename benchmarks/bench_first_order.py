@@ -2,8 +2,8 @@
 
     python benchmarks/bench_first_order.py [--base REV] [--head REV] [--rounds 7] [--threads 1]
 
-Issue 6 (higher-order gradients) must not slow the ordinary first-order path
-by more than 5%.  This script checks out two revisions as temporary git
+Features such as higher-order gradients must not slow the ordinary first-order
+path (the budget was 5%).  This script checks out two revisions as temporary git
 worktrees (``/tmp/taugrad_bench_base``, ``/tmp/taugrad_bench_head``) and times
 the same workloads against each, in alternation: every round starts one fresh
 Python process per revision (order rotating), with ``PYTHONPATH`` pointing at
@@ -18,8 +18,7 @@ Workloads (all first order, no create_graph anywhere):
   cross-entropy (forward, backward, update);
 * tiny op: ``(a + b).sum().backward()`` on two shape-(4,) tensors.
 
-``--base`` defaults to the commit before the first "issue 6:" commit, ``--head``
-to HEAD.  The worktrees are removed at the end, also on errors.
+``--base`` defaults to ``HEAD~1``, ``--head`` to HEAD.  The worktrees are removed at the end, also on errors.
 """
 from __future__ import annotations
 
@@ -152,10 +151,7 @@ def git(*args: str) -> str:
 
 
 def default_base() -> str:
-    firsts = git("log", "--format=%H", "--grep=^issue 6:").splitlines()
-    if not firsts:
-        raise SystemExit("no 'issue 6:' commit found; pass --base REV")
-    return firsts[-1] + "^"
+    return git("rev-parse", "HEAD~1").strip()
 
 
 def time_tree(tree: Path, env: dict) -> dict:
@@ -175,7 +171,7 @@ def fmt(seconds: float) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--base", help="revision before the change (default: parent of the first 'issue 6:' commit)")
+    parser.add_argument("--base", help="revision before the change (default: HEAD~1)")
     parser.add_argument("--head", default="HEAD", help="revision after the change (default: HEAD)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1, help="BLAS/OpenMP threads in the timed processes")

@@ -227,7 +227,7 @@ def test_error_messages_are_one_line(tmp_path):
     assert "\n" not in str(info.value)
 
 
-# --- audit fixes: foreign archives, hostile layouts, cycles, scalars, modes, links ---------------
+# --- foreign archives, hostile layouts, cycles, scalars, modes, links ---------------
 
 
 def _write_layout(path, layout_json, **arrays):

@@ -412,10 +412,6 @@ def _sum_nodes(nodes: Sequence[Any]) -> Any:
 # ---------------------------------------------------------------------------
 
 
-def _shape(x: Any) -> tuple:
-    return () if isinstance(x, Value) else x.shape
-
-
 def jacobian(f: Callable, argnums: ArgNums = 0, has_aux: bool = False) -> Callable:
     """``f -> (lambda *args: d f / d args[argnums])`` as a full Jacobian (reverse mode, ``torch.func.jacrev``).
 

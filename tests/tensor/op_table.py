@@ -147,7 +147,7 @@ def split_case(draw) -> Case:
 
 @st.composite
 def chunk_case(draw) -> Case:
-    """``chunk`` (an extra beyond the issue) on a non-empty dim: for an empty one torch
+    """``chunk`` on a non-empty dim: for an empty one torch
     returns ``chunks`` empty pieces and taugrad one, a difference left out here."""
     shape = draw(shapes(min_dims=1, min_side=1))
     d = draw(st.integers(0, len(shape) - 1))

@@ -122,7 +122,7 @@ def test_expand_to_an_incompatible_shape_names_both_shapes():
     assert "(2, 3)" in text and "(4, 3)" in text
 
 
-# an audit (2026-12-03) found these still ending in NumPy's or Python's own words
+# errors that would otherwise end in NumPy's or Python's own words
 @pytest.mark.parametrize("call, error, words", [
     (lambda: F.pad(t(2), (1, 1), value="a"), TypeError, "pad: value must be a number, got str"),
     (lambda: F.pad(t(2), ((1,),)), ValueError, "pad: NumPy-style widths are one (before, after) pair per dimension"),

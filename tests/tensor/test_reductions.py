@@ -7,7 +7,7 @@ from taugrad import Tensor
 
 
 def test_max_over_a_tuple_of_dims():
-    """Issue 3 item 3 lists ``max``/``min`` with ``dim`` "int or tuple" (NumPy's ``axis=`` too)."""
+    """``max``/``min`` take ``dim`` as an int or a tuple (NumPy's ``axis=`` too)."""
     data = np.arange(24.0).reshape(2, 3, 4) % 7
     x = Tensor(data, requires_grad=True)
     np.testing.assert_array_equal(np.asarray(x.max(dim=(0, 2)).data), data.max(axis=(0, 2)))

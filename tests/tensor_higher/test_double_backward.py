@@ -225,7 +225,7 @@ def test_binary_op_mixed_second_derivatives():
 
 
 def test_backward_create_graph_to_third_order():
-    """y = x**3 at x = 2: 12, 12, 6 (the issue's example), each from .backward() of the previous .grad."""
+    """y = x**3 at x = 2: 12, 12, 6, each from .backward() of the previous .grad."""
     x = taugrad.tensor(2.0, dtype="float64", requires_grad=True)
     (x**3).backward(create_graph=True)
     d1, x.grad = x.grad, None

@@ -95,6 +95,12 @@ def sub_backward(g, out, ins, node):
     return A.sum_to(g, a.shape), (A.sum_to(-g, b.shape) if node._prev[1].requires_grad else None)
 
 
+@rule("sub", gives=G_OR_NEW)
+def sub_scalar_backward(g, out, ins, node):
+    """z = a - c (c a number):  dz/da = 1."""
+    return (g,)
+
+
 @rule("rsub", gives=NEW)
 def rsub_scalar_backward(g, out, ins, node):
     """z = c - a:  dz/da = -1."""
@@ -108,7 +114,7 @@ def sub(a: Tensor, b) -> Tensor:
         if isinstance(b, Tensor):
             return make(a._data - b._data, (a, b), sub_backward)
         if type(b) is float or type(b) is int:
-            return make(a._data - b, (a,), add_scalar_backward)
+            return make(a._data - b, (a,), sub_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("sub", a, b, error) from None
     return sub(a, operand(b, a))

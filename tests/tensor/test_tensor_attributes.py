@@ -1,4 +1,4 @@
-"""Tensor attributes that let a user get a wrong gradient silently (audit, 2026-12-03).
+"""Tensor attributes that could give a wrong gradient silently if left unchecked.
 
 Each is refused as PyTorch refuses it, or (``Tensor(t)``) caught by the
 in-place check; every test here failed before its fix.

@@ -1,4 +1,4 @@
-"""Losses and activations: cases an audit against PyTorch found wrong (2026-12-03).
+"""Losses and activations on unusual inputs (arrays, integers, infinities), compared with torch.
 
 Each failed before its fix: NumPy inputs crashing deep inside, nll_loss
 refusing the shapes cross_entropy takes, a dtype that depended on how the

@@ -1,4 +1,4 @@
-"""Edge cases an audit against PyTorch found wrong (2026-12-03), each compared with torch.
+"""Edge cases where a plain NumPy formula gives the wrong number, each compared with torch.
 
 Every test here failed before its fix: a gradient of the wrong shape, a nan
 or inf where PyTorch gives a finite number, a dtype silently lost, or an
