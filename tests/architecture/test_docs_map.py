@@ -1,0 +1,51 @@
+"""docs/architecture.md and the README's layout describe the tree as it is."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import taugrad
+
+PACKAGE_DIR = Path(taugrad.__file__).resolve().parent
+ROOT = PACKAGE_DIR.parent.parent
+MAP = (ROOT / "docs" / "architecture.md").read_text()
+
+
+def mentioned_paths(text: str) -> set:
+    """Paths like ``tensors/node.py`` or ``scalar/`` written in backticks or a table cell."""
+    return set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`", text))
+
+
+def exists(path: str) -> bool:
+    """A path as the docs write it: from src/taugrad, from one of its packages, or from the repository root."""
+    bases = [PACKAGE_DIR, ROOT, ROOT / "src", PACKAGE_DIR / "tensors" / "ops"]
+    bases += [d for d in PACKAGE_DIR.iterdir() if d.is_dir()]
+    return any((base / path).exists() for base in bases)
+
+
+def test_every_path_the_map_names_exists():
+    missing = sorted(p for p in mentioned_paths(MAP) if not exists(p))
+    assert not missing, f"docs/architecture.md names paths that do not exist under src/taugrad: {missing}"
+
+
+def test_every_top_level_part_of_the_package_is_on_the_map():
+    parts = {p.name + "/" for p in PACKAGE_DIR.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    parts |= {p.name for p in PACKAGE_DIR.glob("*.py") if p.name != "__init__.py"}
+    named = {p.split("/")[0] + ("/" if "/" in p else "") for p in mentioned_paths(MAP)}
+    missing = sorted(parts - named)
+    assert not missing, f"parts of src/taugrad missing from docs/architecture.md: {missing}"
+
+
+def test_every_tensor_module_is_on_the_map():
+    modules = {f"tensors/{p.name}" for p in (PACKAGE_DIR / "tensors").glob("*.py") if p.name != "__init__.py"}
+    missing = sorted(m for m in modules if m not in MAP)
+    assert not missing, f"tensor engine modules missing from docs/architecture.md: {missing}"
+
+
+def test_the_readme_layout_names_existing_paths():
+    readme = (ROOT / "README.md").read_text()
+    layout = readme[readme.index("## Project layout"):]
+    layout = layout[: layout.index("```", layout.index("```") + 3)]
+    words = set(re.findall(r"\b([a-z_]+(?:\.py|/))", layout))
+    missing = sorted(w for w in words if not exists(w))
+    assert not missing, f"README's layout names paths that do not exist: {missing}"
