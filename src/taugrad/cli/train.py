@@ -35,7 +35,7 @@ from taugrad.learn.plots import plot_decision_boundary, plot_history
 from taugrad.learn.progress import TrainingProgress
 
 ENGINES = ("tensor", "scalar")
-MODELS = ("mlp", "linear")
+MODELS = ("mlp", "linear", "cnn")
 OPTIMIZERS = ("sgd", "adam", "adamw")
 
 #: defaults that depend on the engine and the dataset: (hidden, epochs, batch size, optimizer, lr)
@@ -62,7 +62,7 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("dataset", metavar="DATASET", help="moons, circles, spirals, blobs or digits")
     parser.add_argument("--engine", default="tensor", help="tensor (default) or scalar (2-D datasets only)")
-    parser.add_argument("--model", default="mlp", help="mlp (default) or linear (softmax regression)")
+    parser.add_argument("--model", default="mlp", help="mlp (default), linear (softmax regression) or cnn (digits)")
     parser.add_argument("--hidden", metavar="SIZES",
                         help=f"hidden layer sizes, e.g. 32,32, each at most {MAX_WIDTH:,}, or 'none' "
                              f"(default depends on data); at most {MAX_PARAMETERS['tensor']:,} parameters "
@@ -203,7 +203,9 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
         config["diagnose_plot"] = _check_diagnose(config)
     if not 0.0 < config["test_size"] < 1.0:
         raise CommandError(f"--test-size must be between 0 and 1, got {args.test_size}")
-    if config["model"] == "linear":
+    if config["model"] == "cnn" and (dataset != "digits" or engine != "tensor"):
+        raise CommandError("--model cnn is for the 8x8 images of digits, with --engine tensor")
+    if config["model"] in ("linear", "cnn"):
         config["hidden"] = []
     return config
 

@@ -40,7 +40,15 @@ def _layer_sizes(config: Dict[str, Any], n_features: int, n_classes: int) -> Lis
     return [n_features, *config["hidden"], n_classes]
 
 
+def digits_cnn() -> Any:
+    """conv 32 3x3 pad 1, ReLU, max-pool 2, conv 64 3x3, ReLU, linear 10 on (N, 1, 8, 8) images."""
+    return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+                         nn.Flatten(), nn.Linear(256, 10))
+
+
 def _describe(config: Dict[str, Any], sizes: List[int]) -> str:
+    if config["model"] == "cnn":
+        return "CNN conv32-pool-conv64-linear10"
     if config["model"] == "linear":
         return f"linear {sizes[0]}-{sizes[-1]}"
     return "MLP " + "-".join(map(str, sizes))
@@ -59,12 +67,14 @@ class TensorTrainer:
         self.sizes = _layer_sizes(config, X_train.shape[1], n_classes)
         if config["model"] == "linear":
             self.model = nn.Linear(self.sizes[0], n_classes)
+        elif config["model"] == "cnn":
+            self.model = digits_cnn()
         else:
             self.model = nn.MLP(self.sizes[0], config["hidden"], n_classes)
-        self.optimizer = make_optimizer(list(self.model.parameters()), config)
-        self.loader = DataLoader((X_train.astype(np.float32), y_train), batch_size=config["batch_size"],
-                                 shuffle=True, seed=config["seed"])
         self.config = config
+        self.optimizer = make_optimizer(list(self.model.parameters()), config)
+        self.loader = DataLoader((self._inputs(X_train), y_train), batch_size=config["batch_size"],
+                                 shuffle=True, seed=config["seed"])
         self.monitor: Any = None
 
     def describe(self) -> str:
@@ -76,7 +86,7 @@ class TensorTrainer:
         return self.monitor
 
     def parameter_count(self) -> int:
-        return sum(p.data.size for p in self.model.parameters())
+        return sum(p.numel() for p in self.model.parameters())
 
     def train_epoch(self) -> float:
         self.model.train()
@@ -88,16 +98,21 @@ class TensorTrainer:
             if self.monitor is not None:
                 self.monitor.record_gradients()
             self.optimizer.step()
-            total += float(loss.data) * len(yb)
+            total += loss.item() * len(yb)
             count += len(yb)
         if self.monitor is not None:
             self.monitor.end_epoch()
         return total / count
 
+    def _inputs(self, X: np.ndarray) -> np.ndarray:
+        """float32 rows, or (N, 1, 8, 8) images for the CNN."""
+        X = np.asarray(X, dtype=np.float32)
+        return X.reshape(-1, 1, 8, 8) if self.config["model"] == "cnn" else X
+
     def predict(self, X: np.ndarray) -> np.ndarray:
         self.model.eval()
         with no_grad():
-            scores = self.model(Tensor(np.asarray(X, dtype=np.float32))).data
+            scores = self.model(Tensor(self._inputs(X))).numpy()
         return scores.argmax(axis=1)
 
     def accuracy(self, X: np.ndarray, y: np.ndarray) -> float:

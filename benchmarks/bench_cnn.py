@@ -1,0 +1,156 @@
+"""CNN training steps: taugrad against PyTorch CPU eager, alternating in one process, same weights.
+
+Three steps (forward, cross-entropy, backward, SGD update), float32:
+
+(a) the digits CNN: batch 64, 1x8x8; Conv2d(1, 32, 3, padding=1), ReLU, MaxPool2d(2),
+    Conv2d(32, 64, 3), ReLU, global average, Linear(64, 10);
+(b) LeNet-5 on MNIST-shaped input: batch 64, 1x28x28; Conv2d(1, 6, 5, padding=2), ReLU,
+    MaxPool2d(2), Conv2d(6, 16, 5), ReLU, MaxPool2d(2), Linear(400, 120), ReLU, Linear(120, 84),
+    ReLU, Linear(84, 10);
+(c) a ResNet basic block with BatchNorm: batch 32, 16 channels, 32x32; conv-BN-ReLU-conv-BN,
+    plus the identity, ReLU, global average, Linear(16, 10).
+
+Both libraries start from the same weights (torch's state dict loaded into
+taugrad) and take the same batches, so the printed losses must agree.  Times:
+median ms per step over alternating rounds (``_timing.alternate``), with the
+median of the per-round ratios and its 95% interval.  Memory: tracemalloc's
+peak over one taugrad step, and the traced bytes still held after the step
+(the im2col buffers are kept by the graph for the weight gradient and must be
+gone once ``backward()`` has run).
+
+    PYTHONPATH=src python benchmarks/bench_cnn.py [--rounds 21] [--number 5] [--threads 1]
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import tracemalloc
+
+parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+parser.add_argument("--rounds", type=int, default=21)
+parser.add_argument("--number", type=int, default=5, help="steps per timed block")
+parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads (set before importing NumPy)")
+args = parser.parse_args()
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[var] = str(args.threads)
+
+import numpy as np  # noqa: E402  (after the thread settings)
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _timing  # noqa: E402
+
+import taugrad  # noqa: E402
+import taugrad.nn.functional as F  # noqa: E402
+
+torch.set_num_threads(args.threads)
+
+
+def digits_cnn(lib):
+    N = lib.nn
+    return N.Sequential(N.Conv2d(1, 32, 3, padding=1), N.ReLU(), N.MaxPool2d(2), N.Conv2d(32, 64, 3), N.ReLU(),
+                        N.AdaptiveAvgPool2d(1), N.Flatten(), N.Linear(64, 10))
+
+
+def lenet5(lib):
+    N = lib.nn
+    return N.Sequential(N.Conv2d(1, 6, 5, padding=2), N.ReLU(), N.MaxPool2d(2), N.Conv2d(6, 16, 5), N.ReLU(),
+                        N.MaxPool2d(2), N.Flatten(), N.Linear(400, 120), N.ReLU(), N.Linear(120, 84), N.ReLU(),
+                        N.Linear(84, 10))
+
+
+def resnet_block(lib):
+    N = lib.nn
+
+    class Block(N.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = N.Conv2d(16, 16, 3, padding=1, bias=False)
+            self.bn1 = N.BatchNorm2d(16)
+            self.conv2 = N.Conv2d(16, 16, 3, padding=1, bias=False)
+            self.bn2 = N.BatchNorm2d(16)
+            self.fc = N.Linear(16, 10)
+
+        def forward(self, x):
+            h = self.bn1(self.conv1(x)).relu()
+            h = (self.bn2(self.conv2(h)) + x).relu()
+            return self.fc(h.mean((2, 3)))
+
+    return Block()
+
+
+CASES = {
+    "(a) digits CNN, 64x1x8x8": (digits_cnn, (64, 1, 8, 8)),
+    "(b) LeNet-5, 64x1x28x28": (lenet5, (64, 1, 28, 28)),
+    "(c) ResNet basic block + BN, 32x16x32x32": (resnet_block, (32, 16, 32, 32)),
+}
+
+
+def make_steps(build, shape, seed=0):
+    torch.manual_seed(seed)
+    theirs = build(torch)
+    ours = build(taugrad)
+    ours.load_state_dict({k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()})
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(shape).astype(np.float32)
+    y = rng.integers(0, 10, shape[0])
+    xt, yt, xg, yg = torch.from_numpy(x), torch.from_numpy(y), taugrad.tensor(x), taugrad.tensor(y)
+    opt_t = torch.optim.SGD(theirs.parameters(), lr=0.01)
+    opt_g = taugrad.optim.SGD(ours.parameters(), lr=0.01)
+
+    def torch_step():
+        loss = torch.nn.functional.cross_entropy(theirs(xt), yt)
+        opt_t.zero_grad()
+        loss.backward()
+        opt_t.step()
+        return loss.item()
+
+    def taugrad_step():
+        loss = F.cross_entropy(ours(xg), yg)
+        opt_g.zero_grad()
+        loss.backward()
+        opt_g.step()
+        return loss.item()
+
+    return torch_step, taugrad_step
+
+
+def memory(step):
+    """(peak bytes during one step, bytes still held after it) as tracemalloc sees them."""
+    step()
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    step()
+    after, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return peak - before, after - before
+
+
+def main() -> int:
+    print(f"numpy {np.__version__}, torch {torch.__version__}, taugrad {taugrad.__version__}, "
+          f"{args.threads} thread(s), load {_timing.load_average()}")
+    rows = []
+    for name, (build, shape) in CASES.items():
+        torch_step, taugrad_step = make_steps(build, shape)
+        losses = [(torch_step(), taugrad_step()) for _ in range(3)]
+        worst = max(abs(a - b) for a, b in losses)
+        samples = _timing.alternate({"torch": torch_step, "taugrad": taugrad_step}, args.rounds, args.number)
+        ratios = [g / t for g, t in zip(samples["taugrad"], samples["torch"])]
+        low, high = _timing.median_interval(ratios)
+        peak, held = memory(taugrad_step)
+        rows.append((name, 1e3 * _timing.median(samples["torch"]), 1e3 * _timing.median(samples["taugrad"]),
+                     _timing.median(ratios), low, high, peak, held, losses[0], worst))
+    print("\n| step | torch ms | taugrad ms | taugrad / torch (95% CI) | taugrad peak (tracemalloc) | held after step "
+          "| first losses torch / taugrad | max loss diff (3 steps) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, t, g, r, lo, hi, peak, held, first, worst in rows:
+        print(f"| {name} | {t:.2f} | {g:.2f} | {r:.2f}x ({lo:.2f}-{hi:.2f}) | {peak / 2**20:.2f} MiB "
+              f"| {held / 2**10:.1f} KiB | {first[0]:.6f} / {first[1]:.6f} | {worst:.1e} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

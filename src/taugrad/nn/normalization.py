@@ -1,0 +1,155 @@
+"""BatchNorm1d/2d, GroupNorm, Dropout2d and Upsample, as ``torch.nn``.
+
+Batch norm keeps PyTorch's state: parameters ``weight`` (ones) and ``bias``
+(zeros) when ``affine``, buffers ``running_mean`` (zeros), ``running_var``
+(ones) and ``num_batches_tracked`` (an int64 count) when
+``track_running_stats`` -- the same state-dict keys, so the statistics travel
+to ``torch.nn`` and back.  In training mode it normalises with the batch's
+statistics and updates the running ones (momentum ``m``:
+``r <- (1 - m) r + m stat``, the variance unbiased; ``momentum=None`` is the
+cumulative average ``m = 1 / num_batches_tracked``); ``eval()`` normalises
+with the running statistics.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from taugrad.nn.module import Module, Parameter
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops import norm as _norm
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "Dropout2d", "Upsample"]
+
+
+class _BatchNorm(Module):
+    _input_dims: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, dtype: Any = None) -> None:
+        super().__init__()
+        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
+            raise ValueError(f"{type(self).__name__}: num_features must be a positive int, got {num_features!r}")
+        self.num_features = int(num_features)
+        self.eps = float(eps)
+        self.momentum = momentum
+        self.affine = bool(affine)
+        self.track_running_stats = bool(track_running_stats)
+        dtype = np.float32 if dtype is None else np.dtype(dtype)
+        if self.affine:
+            self.weight = Parameter(np.ones(self.num_features, dtype=dtype))
+            self.bias = Parameter(np.zeros(self.num_features, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if self.track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype=dtype)))
+            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype=dtype)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self) -> None:
+        if self.track_running_stats:
+            self.running_mean._data[...] = 0
+            self.running_var._data[...] = 1
+            self.num_batches_tracked._data[...] = 0
+
+    def forward(self, x: Any) -> Tensor:
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        if x.ndim not in self._input_dims:
+            raise ValueError(f"{type(self).__name__}: expected a "
+                             f"{' or '.join(f'{d}-D' for d in self._input_dims)} input, got shape {tuple(x.shape)}")
+        if x.shape[1] != self.num_features:
+            raise ValueError(f"{type(self).__name__}({self.num_features}): the input has {x.shape[1]} channels "
+                             f"(dim 1 of shape {tuple(x.shape)})")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked._data[...] += 1
+            if self.momentum is None:  # cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked._data)
+        return _norm.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                                self.training or not self.track_running_stats, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch norm over (N, C) or (N, C, L): statistics per channel over the batch (and length)."""
+
+    _input_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch norm over (N, C, H, W): statistics per channel over batch and space."""
+
+    _input_dims = (4,)
+
+
+class GroupNorm(Module):
+    """Normalise each sample over groups of channels (independent of the batch), then scale/shift per channel."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if num_groups < 1 or num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups = int(num_groups)
+        self.num_channels = int(num_channels)
+        self.eps = float(eps)
+        self.affine = bool(affine)
+        dtype = np.float32 if dtype is None else np.dtype(dtype)
+        if self.affine:
+            self.weight = Parameter(np.ones(self.num_channels, dtype=dtype))
+            self.bias = Parameter(np.zeros(self.num_channels, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def forward(self, x: Any) -> Tensor:
+        return _norm.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class Dropout2d(Module):
+    """In training mode, zero whole channels with probability ``p`` (scaling the rest by ``1 / (1 - p)``)."""
+
+    def __init__(self, p: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= float(p) <= 1.0:
+            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        self.p = float(p)
+
+    def forward(self, x: Any) -> Tensor:
+        return _norm.dropout2d(x, self.p, self.training)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class Upsample(Module):
+    """Resize the spatial dims (``interpolate``): ``size`` or ``scale_factor``; mode 'nearest', 'linear', 'bilinear'."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None) -> None:
+        super().__init__()
+        self.size = size
+        self.scale_factor = scale_factor
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, x: Any) -> Tensor:
+        return _norm.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners,
+                                 self.recompute_scale_factor)
+
+    def extra_repr(self) -> str:
+        what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
+        return f"{what}, mode={self.mode!r}"

@@ -1,0 +1,560 @@
+"""Convolutions (``conv1d``, ``conv2d``, ``conv_transpose2d``) and im2col (``unfold``/``fold``).
+
+A 2-D convolution (cross-correlation, as in PyTorch) of ``x`` (N, C, H, W) with
+``w`` (O, C/G, kh, kw), stride ``s``, padding ``p``, dilation ``d``, ``G`` groups::
+
+    out[n, o, y, x] = b[o] + sum_{c, i, j} w[o, c, i, j] * xpad[n, g(o)*C/G + c, y*s + i*d, x*s + j*d]
+
+is a matrix product once the windows are laid out as columns (im2col,
+``unfold``): ``cols[n, (c, i, j), (y, x)] = xpad[n, c, y*s + i*d, x*s + j*d]``,
+``out[n] = W cols[n]`` with ``W`` the weight as an (O, C*kh*kw) matrix.  The
+adjoint of im2col is col2im (``fold``): it *adds* each column entry back to
+the pixel it came from.  So, with ``G`` the upstream gradient:
+
+* ``dL/dx = conv_transpose2d(G, w)`` -- col2im of ``W^T G``, the padding cropped;
+* ``dL/dw = sum_n G[n] cols[n]^T``;
+* ``dL/db = G`` summed over batch and space.
+
+A transposed convolution is the adjoint of a convolution in its input, so its
+rules are the same three maps the other way round: ``dL/dy = conv2d(G, w)``
+and ``dL/dw = sum_n y[n] im2col(G)[n]^T``.  Every map is bilinear and written
+with the ops here plus ``@``, ``reshape`` and ``sum``, so with
+``create_graph=True`` the rules record graphs that differentiate again.
+
+Layouts (measured, see the README's CNN section): the columns are filled by
+one strided slice copy per kernel offset (``kh * kw`` copies), never by
+``sliding_window_view`` + ``tensordot`` or ``einsum``, which were 2-4x
+slower.  Two column layouts: ``(N, C*kh*kw, L)`` with one batched product per
+sample (best when the output has many positions L), and ``(N*L, C*kh*kw)``
+with one GEMM for the whole batch (best for small feature maps, where
+per-sample products are tiny).  The forward keeps its columns for the weight
+gradient; they are freed with the graph after ``backward()``.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.node import Tensor, array_module, make, operand
+from taugrad.tensors.rule import NEW, forward_of, register, rule
+
+#: below this many output positions per sample, one GEMM over the batch beats per-sample products
+_ROWS_BELOW = 32
+
+
+# ---------------------------------------------------------------------------
+# arguments
+# ---------------------------------------------------------------------------
+
+
+def tuple_of(value, n: int, name: str, op: str, minimum: int = 0) -> tuple:
+    """``value`` (an int or a sequence of ``n`` ints) as an ``n``-tuple of ints >= ``minimum``."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{op}: {name} must be an int or {n} ints, got {tuple(value)}")
+        items = value
+    else:
+        items = (value,) * n
+    try:
+        out = tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or {n} ints, got {value!r}") from None
+    if any(v < minimum for v in out):
+        raise ValueError(f"{op}: {name} must be >= {minimum}, got {value!r}")
+    return out
+
+
+def _floating(t: Tensor, op: str, what: str) -> None:
+    if t._data.dtype.kind != "f":
+        raise TypeError(f"{op}: {what} must be a floating tensor, got dtype {t._data.dtype}")
+
+
+def _check_pair(x: Tensor, w: Tensor, op: str) -> None:
+    _floating(x, op, "input")
+    _floating(w, op, "weight")
+    if x._data.dtype != w._data.dtype:
+        raise TypeError(f"{op}: input ({x._data.dtype}) and weight ({w._data.dtype}) must have the same dtype")
+
+
+def _bias(bias, x: Tensor, channels: int, op: str):
+    if bias is None:
+        return None
+    bias = bias if isinstance(bias, Tensor) else operand(bias, x)
+    if tuple(bias.shape) != (channels,):
+        raise ValueError(f"{op}: bias of shape {tuple(bias.shape)} does not fit {channels} output channels "
+                         f"(expected ({channels},))")
+    if bias._data.dtype != x._data.dtype:
+        raise TypeError(f"{op}: bias ({bias._data.dtype}) and input ({x._data.dtype}) must have the same dtype")
+    return bias
+
+
+def out_size(n: int, k: int, s: int, p: int, d: int) -> int:
+    """Output length of a convolution along one axis: floor((n + 2p - d(k-1) - 1) / s) + 1."""
+    return (n + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+# ---------------------------------------------------------------------------
+# im2col / col2im on arrays
+# ---------------------------------------------------------------------------
+
+
+def pad_array(x, ph: int, pw: int, value=0):
+    """``x`` (N, C, H, W) with ``ph`` rows and ``pw`` columns of ``value`` on each side."""
+    if not ph and not pw:
+        return x
+    n, c, h, w = x.shape
+    out = array_module(x).full((n, c, h + 2 * ph, w + 2 * pw), value, dtype=x.dtype)
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _window(i: int, d: int, s: int, n: int) -> slice:
+    """The input positions kernel offset ``i`` meets over ``n`` outputs."""
+    return slice(i * d, i * d + s * (n - 1) + 1, s)
+
+
+def im2col_array(xpad, kernel, stride, dilation, out_hw, rows: bool = False):
+    """Columns of the padded input: (N, C, kh, kw, OH, OW), or (N, OH, OW, C, kh, kw) if ``rows``."""
+    n, c = xpad.shape[:2]
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_hw
+    xp = array_module(xpad)
+    if rows:
+        cols = xp.empty((n, oh, ow, c, kh, kw), dtype=xpad.dtype)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, :, :, i, j] = xpad[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)].transpose(0, 2, 3, 1)
+        return cols
+    cols = xp.empty((n, c, kh, kw, oh, ow), dtype=xpad.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            cols[:, :, i, j] = xpad[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)]
+    return cols
+
+
+def col2im_array(cols, padded_hw, kernel, stride, dilation, rows: bool = False):
+    """The adjoint of :func:`im2col_array`: each column entry added back to its pixel of the padded input."""
+    if rows:
+        n, oh, ow, c, kh, kw = cols.shape
+    else:
+        n, c, kh, kw, oh, ow = cols.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    out = array_module(cols).zeros((n, c) + tuple(padded_hw), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            part = cols[:, :, :, :, i, j].transpose(0, 3, 1, 2) if rows else cols[:, :, i, j]
+            out[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)] += part
+    return out
+
+
+def _grouped_outer(a, b):
+    """``sum_n a[n, g] b[n, g]^T`` for a (N, G, P, L) and b (N, G, Q, L): (G, P, Q)."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        return (a @ b.transpose(-1, -2)).sum(0)
+    if a.shape[1] == 1:  # one GEMM over batch and positions
+        return array_module(a).tensordot(a[:, 0], b[:, 0], axes=([0, 2], [0, 2]))[None]
+    return (a @ b.swapaxes(-1, -2)).sum(0)
+
+
+# ---------------------------------------------------------------------------
+# the three maps on arrays
+# ---------------------------------------------------------------------------
+
+
+def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = False):
+    """``(out, cols, rows)``: the convolution of arrays; ``cols`` kept only if asked (for dL/dw)."""
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh = out_size(h, kh, stride[0], padding[0], dilation[0])
+    ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
+    xpad = pad_array(x, padding[0], padding[1])
+    rows = groups == 1 and oh * ow < _ROWS_BELOW
+    cols = im2col_array(xpad, (kh, kw), stride, dilation, (oh, ow), rows)
+    if rows:  # (N*L, C*k) @ (C*k, O): one GEMM; the result is laid out (N, OH, OW, O), seen as (N, O, OH, OW)
+        out = (cols.reshape(n * oh * ow, c * kh * kw) @ w.reshape(o, -1).T).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
+    else:
+        w3 = w.reshape(groups, o // groups, cg * kh * kw)
+        out = (w3 @ cols.reshape(n, groups, cg * kh * kw, oh * ow)).reshape(n, o, oh, ow)
+    return out, (cols if keep_cols else None), rows
+
+
+def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, rows: bool):
+    """dL/dx of a convolution: col2im of ``W^T G`` with the padding cropped (= conv_transpose2d)."""
+    n, o, oh, ow = g.shape
+    _, cg, kh, kw = w.shape
+    c = cg * groups
+    if rows:
+        g2 = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)
+        cols = (g2 @ w.reshape(o, -1)).reshape(n, oh, ow, c, kh, kw)
+    else:
+        w3 = w.reshape(groups, o // groups, cg * kh * kw)
+        cols = (w3.swapaxes(-1, -2) @ g.reshape(n, groups, o // groups, oh * ow)).reshape(n, c, kh, kw, oh, ow)
+    (ph, pw), (h, wd) = padding, in_hw
+    full = col2im_array(cols, (h + 2 * ph, wd + 2 * pw), (kh, kw), stride, dilation, rows)
+    return full[:, :, ph:ph + h, pw:pw + wd]
+
+
+def conv2d_weight_grad_array(g, cols, w_shape, groups, rows: bool):
+    """dL/dw of a convolution from its columns: ``sum_n G[n] cols[n]^T``."""
+    o = w_shape[0]
+    if rows:
+        n, oh, ow = cols.shape[:3]
+        g2 = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)
+        return (g2.T @ cols.reshape(n * oh * ow, math.prod(cols.shape[3:]))).reshape(w_shape)
+    n = g.shape[0]
+    length = g.shape[2] * g.shape[3]
+    g4 = g.reshape(n, groups, o // groups, length)
+    return _grouped_outer(g4, cols.reshape(n, groups, math.prod(w_shape[1:]), length)).reshape(w_shape)
+
+
+# ---------------------------------------------------------------------------
+# conv2d
+# ---------------------------------------------------------------------------
+
+
+def _output_padding_for(in_hw, out_hw, kernel, stride, padding, dilation) -> tuple:
+    """The output_padding that makes conv_transpose2d give back the convolution's input size."""
+    return tuple(n - ((m - 1) * s - 2 * p + d * (k - 1) + 1)
+                 for n, m, k, s, p, d in zip(in_hw, out_hw, kernel, stride, padding, dilation))
+
+
+@rule("conv2d", reads=(0, 1), gives=NEW)
+def conv2d_backward(g, out, ins, node):
+    """Z = conv2d(X, W) + b:  dX = conv_transpose2d(G, W),  dW = sum_n G[n] im2col(X)[n]^T,  db = sum G."""
+    x, w = ins[0], ins[1]
+    prev = node._prev
+    stride, padding, dilation, groups, cols, rows = node._ctx
+    grad_x = grad_w = None
+    in_hw, kernel = tuple(x.shape[2:]), tuple(w.shape[2:])
+    if isinstance(g, Tensor):  # create_graph: the same maps as differentiable ops
+        if prev[0].requires_grad:
+            extra = _output_padding_for(in_hw, tuple(g.shape[2:]), kernel, stride, padding, dilation)
+            grad_x = forward_of("conv_transpose2d")(g, w, None, stride, padding, extra, groups, dilation)
+        if prev[1].requires_grad:
+            n, o = g.shape[0], g.shape[1]
+            tcols = forward_of("im2col")(x, kernel, dilation, padding, stride)
+            length = tcols.shape[2]
+            grad_w = _grouped_outer(g.reshape(n, groups, o // groups, length),
+                                    tcols.reshape(n, groups, tcols.shape[1] // groups, length)).reshape(w.shape)
+    else:
+        if prev[0].requires_grad:
+            grad_x = conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, rows)
+        if prev[1].requires_grad:
+            if cols is None:  # not kept (the weight did not require grad when recorded)
+                _, cols, rows = conv2d_array(x, w, stride, padding, dilation, groups, keep_cols=True)
+            grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, rows)
+    if len(prev) == 2:
+        return grad_x, grad_w
+    return grad_x, grad_w, (g.sum((0, 2, 3)) if prev[2].requires_grad else None)
+
+
+def _same_padding(kernel, dilation, stride, op: str):
+    """'same' padding per axis as (before, after): torch puts the odd pixel after."""
+    if any(s != 1 for s in stride):
+        raise ValueError(f"{op}: padding='same' is not supported for strided convolutions (stride {stride})")
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _check_groups(x: Tensor, w: Tensor, groups: int, op: str, dims: int) -> None:
+    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
+        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+    if x._data.ndim != dims + 2:
+        raise ValueError(f"{op}: expected a {dims + 2}-D input (batch, channels, {'length' if dims == 1 else 'H, W'}), "
+                         f"got shape {tuple(x.shape)}")
+    if w._data.ndim != dims + 2:
+        raise ValueError(f"{op}: expected a {dims + 2}-D weight, got shape {tuple(w.shape)}")
+
+
+@register("conv2d")
+def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation) of ``input`` (N, C, H, W) with ``weight`` (O, C/groups, kh, kw).
+
+    ``padding``: an int, a pair, ``'valid'`` (0) or ``'same'`` (output size =
+    input size; stride 1 only; an odd total goes to the bottom/right, as
+    PyTorch).  Output (N, O, OH, OW) with
+    ``OH = floor((H + 2 p - d (kh - 1) - 1) / s) + 1``.  See the module docstring for the maths.
+    """
+    op = "conv2d"
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    w = weight if isinstance(weight, Tensor) else operand(weight, x)
+    _check_groups(x, w, groups, op, 2)
+    _check_pair(x, w, op)
+    n, c, h, wd = x.shape
+    o, cg = w.shape[:2]
+    kernel = tuple(w.shape[2:])
+    if cg * groups != c or o % groups:
+        raise ValueError(f"{op}: weight {tuple(w.shape)} with groups={groups} does not fit an input with {c} channels "
+                         f"(needs weight.shape[1] * groups == {c} and out channels divisible by groups)")
+    stride = tuple_of(stride, 2, "stride", op, 1)
+    dilation = tuple_of(dilation, 2, "dilation", op, 1)
+    b = _bias(bias, x, o, op)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            pads = _same_padding(kernel, dilation, stride, op)
+            if any(lo != hi for lo, hi in pads):  # the odd pixel: pad explicitly, then convolve unpadded
+                x = forward_of("pad")(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+                padding = (0, 0)
+            else:
+                padding = (pads[0][0], pads[1][0])
+        else:
+            raise ValueError(f"{op}: padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
+    else:
+        padding = tuple_of(padding, 2, "padding", op, 0)
+    hp, wp = x.shape[2] + 2 * padding[0], x.shape[3] + 2 * padding[1]
+    if hp < dilation[0] * (kernel[0] - 1) + 1 or wp < dilation[1] * (kernel[1] - 1) + 1:
+        raise ValueError(f"{op}: the kernel {kernel} (dilation {dilation}) is larger than the padded input "
+                         f"({hp}, {wp})")
+    keep = w._requires_grad and _recording(x, w, b)
+    data, cols, rows = conv2d_array(x._data, w._data, stride, padding, dilation, groups, keep_cols=keep)
+    if b is not None:
+        data += b._data[:, None, None]  # a fresh product nobody else sees
+        parents = (x, w, b)
+    else:
+        parents = (x, w)
+    return make(data, parents, conv2d_backward, (stride, padding, dilation, groups, cols, rows))
+
+
+def _recording(*tensors) -> bool:
+    return _grad_mode.enabled and any(t is not None and t._requires_grad for t in tensors)
+
+
+# ---------------------------------------------------------------------------
+# conv_transpose2d
+# ---------------------------------------------------------------------------
+
+
+def conv_transpose2d_array(y, w, out_hw, stride, padding, dilation, groups):
+    """The adjoint of :func:`conv2d_array` in its input: col2im of ``W^T y``, padding cropped."""
+    return conv2d_input_grad_array(y, w, out_hw, stride, padding, dilation, groups, rows=False)
+
+
+@rule("conv_transpose2d", reads=(0, 1), gives=NEW)
+def conv_transpose2d_backward(g, out, ins, node):
+    """Z = conv_transpose2d(Y, W) + b:  dY = conv2d(G, W),  dW = sum_n Y[n] im2col(G)[n]^T,  db = sum G."""
+    y, w = ins[0], ins[1]
+    prev = node._prev
+    stride, padding, dilation, groups = node._ctx
+    kernel = tuple(w.shape[2:])
+    grad_y = grad_w = None
+    n, cin = y.shape[0], y.shape[1]
+    length = y.shape[2] * y.shape[3]
+    if isinstance(g, Tensor):
+        if prev[0].requires_grad:
+            grad_y = forward_of("conv2d")(g, w, None, stride, padding, dilation, groups)
+        if prev[1].requires_grad:
+            gcols = forward_of("im2col")(g, kernel, dilation, padding, stride)
+            # output_padding >= stride gives g positions that no input pixel reaches: keep y's
+            lh, lw = (out_size(g.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i]) for i in (0, 1))
+            if (lh, lw) != tuple(y.shape[2:]):
+                gcols = gcols.reshape(n, gcols.shape[1], lh, lw)[:, :, :y.shape[2], :y.shape[3]].reshape(
+                    n, gcols.shape[1], length)
+            grad_w = _grouped_outer(y.reshape(n, groups, cin // groups, length),
+                                    gcols.reshape(n, groups, gcols.shape[1] // groups, length)).reshape(w.shape)
+    else:
+        if prev[0].requires_grad:
+            grad_y, _, _ = conv2d_array(g, w, stride, padding, dilation, groups)
+        if prev[1].requires_grad:
+            gpad = pad_array(g, padding[0], padding[1])
+            gcols = im2col_array(gpad, kernel, stride, dilation, tuple(y.shape[2:]))
+            grad_w = _grouped_outer(y.reshape(n, groups, cin // groups, length),
+                                    gcols.reshape(n, groups, math.prod(w.shape[1:]), length)).reshape(w.shape)
+    if grad_y is not None and tuple(grad_y.shape) != tuple(y.shape):
+        # output_padding >= stride (allowed below the dilation) adds output rows no input reaches
+        grad_y = grad_y[:, :, :y.shape[2], :y.shape[3]]
+    if len(prev) == 2:
+        return grad_y, grad_w
+    return grad_y, grad_w, (g.sum((0, 2, 3)) if prev[2].requires_grad else None)
+
+
+@register("conv_transpose2d")
+def conv_transpose2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, output_padding=0,
+                     groups: int = 1, dilation=1) -> Tensor:
+    """Transposed 2-D convolution (the adjoint of ``conv2d`` in its input; PyTorch's argument order).
+
+    ``weight`` has shape (C_in, C_out/groups, kh, kw).  Output size per axis:
+    ``(H - 1) s - 2 p + d (k - 1) + output_padding + 1``; ``output_padding``
+    (< stride or dilation) picks among the input sizes a strided conv2d maps
+    to the same output size.
+    """
+    op = "conv_transpose2d"
+    y = input if isinstance(input, Tensor) else Tensor(input)
+    w = weight if isinstance(weight, Tensor) else operand(weight, y)
+    _check_groups(y, w, groups, op, 2)
+    _check_pair(y, w, op)
+    cin = y.shape[1]
+    if w.shape[0] != cin or cin % groups:
+        raise ValueError(f"{op}: weight {tuple(w.shape)} with groups={groups} does not fit an input with {cin} "
+                         f"channels (needs weight.shape[0] == {cin}, divisible by groups)")
+    kernel = tuple(w.shape[2:])
+    stride = tuple_of(stride, 2, "stride", op, 1)
+    dilation = tuple_of(dilation, 2, "dilation", op, 1)
+    padding = tuple_of(padding, 2, "padding", op, 0)
+    extra = tuple_of(output_padding, 2, "output_padding", op, 0)
+    if any(e >= s and e >= d for e, s, d in zip(extra, stride, dilation)):
+        raise ValueError(f"{op}: output_padding {extra} must be smaller than stride {stride} or dilation {dilation}")
+    out_hw = tuple((n - 1) * s - 2 * p + d * (k - 1) + e + 1
+                   for n, k, s, p, d, e in zip(y.shape[2:], kernel, stride, padding, dilation, extra))
+    if any(m < 0 for m in out_hw):
+        raise ValueError(f"{op}: padding {padding} is too large for input {tuple(y.shape)}: output size {out_hw}")
+    b = _bias(bias, y, w.shape[1] * groups, op)
+    data = conv_transpose2d_array(y._data, w._data, out_hw, stride, padding, dilation, groups)
+    parents = (y, w)
+    if b is not None:
+        data = data + b._data[:, None, None]
+        parents = (y, w, b)
+    return make(data, parents, conv_transpose2d_backward, (stride, padding, dilation, groups))
+
+
+# ---------------------------------------------------------------------------
+# unfold / fold (im2col / col2im) as public ops
+# ---------------------------------------------------------------------------
+
+
+def _unfold_args(kernel_size, dilation, padding, stride, op):
+    return (tuple_of(kernel_size, 2, "kernel_size", op, 1), tuple_of(dilation, 2, "dilation", op, 1),
+            tuple_of(padding, 2, "padding", op, 0), tuple_of(stride, 2, "stride", op, 1))
+
+
+@rule("im2col")
+def im2col_backward(g, out, ins, node):
+    """Z = im2col(X) (a linear gather):  dX = col2im(G), which adds each column entry back to its pixel."""
+    kernel, dilation, padding, stride, in_hw = node._ctx
+    if isinstance(g, Tensor):
+        return (forward_of("col2im")(g, in_hw, kernel, dilation, padding, stride),)
+    return (_col2im_data(g, in_hw, kernel, dilation, padding, stride),)
+
+
+def _col2im_data(cols, out_hw, kernel, dilation, padding, stride):
+    n, ck, _ = cols.shape
+    (kh, kw), (ph, pw) = kernel, padding
+    oh = out_size(out_hw[0], kh, stride[0], ph, dilation[0])
+    ow = out_size(out_hw[1], kw, stride[1], pw, dilation[1])
+    full = col2im_array(cols.reshape(n, ck // (kh * kw), kh, kw, oh, ow),
+                        (out_hw[0] + 2 * ph, out_hw[1] + 2 * pw), kernel, stride, dilation)
+    return full[:, :, ph:ph + out_hw[0], pw:pw + out_hw[1]]
+
+
+@register("im2col")
+def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """im2col: the sliding windows of ``input`` (N, C, H, W) as columns, shape (N, C*kh*kw, L).
+
+    ``out[n, c*kh*kw + i*kw + j, y*OW + x] = xpad[n, c, y*s + i*d, x*s + j*d]`` (``torch.nn.functional.unfold``).
+    """
+    op = "unfold"
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    if x._data.ndim != 4:
+        raise ValueError(f"{op}: expected a 4-D input (N, C, H, W), got shape {tuple(x.shape)}")
+    kernel, dilation, padding, stride = _unfold_args(kernel_size, dilation, padding, stride, op)
+    n, c, h, w = x.shape
+    oh = out_size(h, kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(w, kernel[1], stride[1], padding[1], dilation[1])
+    if oh < 1 or ow < 1:
+        raise ValueError(f"{op}: kernel {kernel} (dilation {dilation}, padding {padding}) does not fit input "
+                         f"{tuple(x.shape)}")
+    cols = im2col_array(pad_array(x._data, *padding), kernel, stride, dilation, (oh, ow))
+    return make(cols.reshape(n, c * kernel[0] * kernel[1], oh * ow), (x,), im2col_backward,
+                (kernel, dilation, padding, stride, (h, w)))
+
+
+@rule("col2im")
+def col2im_backward(g, out, ins, node):
+    """Z = col2im(C) (a linear scatter-add):  dC = im2col(G), the gather it is the adjoint of."""
+    kernel, dilation, padding, stride, _ = node._ctx
+    if isinstance(g, Tensor):
+        return (forward_of("im2col")(g, kernel, dilation, padding, stride),)
+    n, c = g.shape[:2]
+    oh = out_size(g.shape[2], kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(g.shape[3], kernel[1], stride[1], padding[1], dilation[1])
+    cols = im2col_array(pad_array(g, *padding), kernel, stride, dilation, (oh, ow))
+    return (cols.reshape(n, c * kernel[0] * kernel[1], oh * ow),)
+
+
+@register("col2im")
+def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
+    """col2im, the adjoint of :func:`unfold`: (N, C*kh*kw, L) columns summed into an (N, C, H, W) image.
+
+    Overlapping windows add up (``torch.nn.functional.fold``); ``fold(unfold(x))``
+    is ``x`` times how many windows cover each pixel.
+    """
+    op = "fold"
+    cols = input if isinstance(input, Tensor) else Tensor(input)
+    _floating(cols, op, "input")
+    kernel, dilation, padding, stride = _unfold_args(kernel_size, dilation, padding, stride, op)
+    out_hw = tuple_of(output_size, 2, "output_size", op, 1)
+    if cols._data.ndim != 3:
+        raise ValueError(f"{op}: expected a 3-D input (N, C*kh*kw, L), got shape {tuple(cols.shape)}")
+    n, ck, length = cols.shape
+    oh = out_size(out_hw[0], kernel[0], stride[0], padding[0], dilation[0])
+    ow = out_size(out_hw[1], kernel[1], stride[1], padding[1], dilation[1])
+    if ck % (kernel[0] * kernel[1]) or length != oh * ow or oh < 1 or ow < 1:
+        raise ValueError(f"{op}: input {tuple(cols.shape)} does not fit output_size {out_hw} with kernel {kernel} "
+                         f"(expected (N, C*{kernel[0] * kernel[1]}, {max(oh, 0) * max(ow, 0)}))")
+    data = _col2im_data(cols._data, out_hw, kernel, dilation, padding, stride)
+    return make(data, (cols,), col2im_backward, (kernel, dilation, padding, stride, out_hw))
+
+
+# ---------------------------------------------------------------------------
+# conv1d and padding modes: built on the ops above
+# ---------------------------------------------------------------------------
+
+
+@register("conv1d")
+def conv1d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilation=1, groups: int = 1) -> Tensor:
+    """1-D convolution of ``input`` (N, C, L) with ``weight`` (O, C/groups, k): a conv2d of height 1."""
+    op = "conv1d"
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    w = weight if isinstance(weight, Tensor) else operand(weight, x)
+    _check_groups(x, w, groups, op, 1)
+    if isinstance(padding, str):
+        pad2 = padding
+    else:
+        pad2 = (0,) + tuple_of(padding, 1, "padding", op, 0)
+    stride2 = (1,) + tuple_of(stride, 1, "stride", op, 1)
+    dilation2 = (1,) + tuple_of(dilation, 1, "dilation", op, 1)
+    out = conv2d(x.unsqueeze(2), w.unsqueeze(2), bias, stride2, pad2, dilation2, groups)
+    return out.squeeze(2)
+
+
+def _mode_index(n: int, before: int, after: int, mode: str, op: str):
+    i = np.arange(-before, n + after)
+    if mode == "reflect":
+        if before >= n or after >= n:
+            raise ValueError(f"{op}: reflect padding ({before}, {after}) must be smaller than the size {n} it pads")
+        i = np.abs(i)
+        return np.where(i > n - 1, 2 * (n - 1) - i, i)
+    if mode == "replicate":
+        if n == 0:
+            raise ValueError(f"{op}: cannot replicate-pad an empty dimension")
+        return np.clip(i, 0, n - 1)
+    if before > n or after > n:
+        raise ValueError(f"{op}: circular padding ({before}, {after}) must be at most the size {n} it pads")
+    return i % n
+
+
+def pad_mode(x: Tensor, pad, mode: str, op: str = "pad") -> Tensor:
+    """``torch.nn.functional.pad`` for ``mode`` 'reflect', 'replicate' or 'circular' (last dims first).
+
+    Each is a gather along each padded axis (index arrays), so its gradient is
+    the scatter-add of indexing: a padded copy of a pixel sends its gradient
+    back to the pixel.
+    """
+    if mode not in ("reflect", "replicate", "circular"):
+        raise ValueError(f"{op}: padding mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim - 2:
+        raise ValueError(f"{op}: {mode} padding takes 2 widths per padded dimension (not batch or channels), "
+                         f"got {tuple(pad)} for shape {tuple(x.shape)}")
+    for k in range(len(pad) // 2):
+        axis = x.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        if before or after:
+            index = _mode_index(x.shape[axis], before, after, mode, op)
+            x = x[(slice(None),) * axis + (index,)]
+    return x

@@ -1,0 +1,223 @@
+"""Normalisation over channels (batch norm, group norm), channel dropout and resampling.
+
+All are compositions of differentiable ops (mean, subtraction, ``**``,
+``@``), so their gradients -- of any order -- come from those ops' rules:
+
+* batch norm, training: ``y = (x - mean) / sqrt(var + eps) * w + b`` with the
+  mean and the *biased* variance over batch and space per channel; the
+  running estimates move by ``r <- (1 - momentum) r + momentum * stat`` with
+  the *unbiased* variance (``n / (n - 1)`` times), as PyTorch.  In evaluation
+  the running estimates replace the batch statistics;
+* group norm: the same over each group of ``C / G`` channels and all space, per sample;
+* resampling (``interpolate``): each output pixel is a fixed weighted sum of
+  input pixels, ``out = M_h x M_w^T`` with nearest (0/1) or bilinear weights.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from taugrad.tensors.generator import get_generator
+from taugrad.tensors.node import Tensor, bump_version, constant
+from taugrad.tensors.rule import forward_of, register
+
+
+def _floating_input(x, op: str, min_dims: int) -> Tensor:
+    x = x if isinstance(x, Tensor) else Tensor(x)
+    if x._data.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a floating tensor, got dtype {x._data.dtype}")
+    if x._data.ndim < min_dims:
+        raise ValueError(f"{op}: expected at least {min_dims} dimensions (batch, channels, ...), "
+                         f"got shape {tuple(x.shape)}")
+    return x
+
+
+def _per_channel(t, channels: int, ndim: int, name: str, op: str):
+    """A (C,) tensor shaped to broadcast over (N, C, ...)."""
+    if t is None:
+        return None
+    t = t if isinstance(t, Tensor) else Tensor(t)
+    if tuple(t.shape) != (channels,):
+        raise ValueError(f"{op}: {name} of shape {tuple(t.shape)} does not fit {channels} channels")
+    return t.reshape((channels,) + (1,) * (ndim - 2))
+
+
+@register("batch_norm")
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of ``input`` (N, C, ...) and scale/shift it (``torch.nn.functional.batch_norm``).
+
+    Training (or no running estimates): batch statistics over every dim but 1,
+    and the running estimates (if given) updated in place:
+    ``running_mean <- (1 - momentum) running_mean + momentum mean`` and
+    ``running_var <- (1 - momentum) running_var + momentum var * n / (n - 1)``.
+    Evaluation: ``(x - running_mean) / sqrt(running_var + eps)``.
+    """
+    op = "batch_norm"
+    x = _floating_input(input, op, 2)
+    ndim, channels = x.ndim, x.shape[1]
+    dims = (0,) + tuple(range(2, ndim))
+    count = x._data.size // max(channels, 1)
+    use_batch = training or running_mean is None or running_var is None
+    if use_batch:
+        if count <= 1:
+            raise ValueError(f"{op}: expected more than 1 value per channel when training, got input "
+                             f"{tuple(x.shape)}")
+        mean = x.mean(dim=dims, keepdim=True)
+        centred = x - mean
+        var = (centred * centred).mean(dim=dims, keepdim=True)
+        out = centred * (var + eps) ** -0.5
+        if training and running_mean is not None:
+            _update_running(running_mean, mean._data.reshape(channels), momentum, op)
+        if training and running_var is not None:
+            _update_running(running_var, var._data.reshape(channels) * (count / (count - 1)), momentum, op)
+    else:
+        rm = _per_channel(running_mean, channels, ndim, "running_mean", op)
+        rv = _per_channel(running_var, channels, ndim, "running_var", op)
+        out = (x - rm.detach()) * (rv.detach() + eps) ** -0.5
+    w = _per_channel(weight, channels, ndim, "weight", op)
+    b = _per_channel(bias, channels, ndim, "bias", op)
+    if w is not None:
+        out = out * w
+    if b is not None:
+        out = out + b
+    return out
+
+
+def _update_running(buffer, stat, momentum: float, op: str) -> None:
+    """``buffer <- (1 - momentum) buffer + momentum stat``, in place (a new version for in-place checks)."""
+    if not isinstance(buffer, Tensor):
+        raise TypeError(f"{op}: running statistics must be Tensors (updated in place), got {type(buffer).__name__}")
+    if tuple(buffer.shape) != stat.shape:
+        raise ValueError(f"{op}: running statistics of shape {tuple(buffer.shape)} do not fit {stat.shape[0]} channels")
+    data = buffer._data  # the array itself: the update is never part of a graph
+    data *= 1.0 - momentum
+    data += (momentum * stat).astype(data.dtype, copy=False)
+    bump_version(buffer)
+
+
+@register("group_norm")
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample over groups of ``C / num_groups`` channels (and all space), then scale/shift per channel."""
+    op = "group_norm"
+    x = _floating_input(input, op, 2)
+    n, channels = x.shape[:2]
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)) or num_groups < 1 \
+            or channels % num_groups:
+        raise ValueError(f"{op}: num_groups must be a positive divisor of the {channels} channels, got {num_groups!r}")
+    grouped = x.reshape(n, num_groups, x._data.size // max(n * num_groups, 1))
+    centred = grouped - grouped.mean(dim=2, keepdim=True)
+    var = (centred * centred).mean(dim=2, keepdim=True)
+    out = (centred * (var + eps) ** -0.5).reshape(x.shape)
+    w = _per_channel(weight, channels, x.ndim, "weight", op)
+    b = _per_channel(bias, channels, x.ndim, "bias", op)
+    if w is not None:
+        out = out * w
+    if b is not None:
+        out = out + b
+    return out
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
+    """Zero whole channels of ``input`` (N, C, H, W) with probability ``p``, scale the rest by ``1 / (1 - p)``.
+
+    A 3-D input is one unbatched sample (C, H, W), as PyTorch.  Masks come
+    from taugrad's default generator unless ``generator`` is given.
+    """
+    op = "dropout2d"
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+    x = _floating_input(input, op, 3)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"{op}: expected a 3-D or 4-D input, got shape {tuple(x.shape)}")
+    if not training or p == 0.0:
+        return x
+    lead = 2 if x.ndim == 4 else 1
+    shape = tuple(x.shape[:lead]) + (1,) * (x.ndim - lead)
+    if p == 1.0:
+        scale = np.zeros(shape, dtype=x._data.dtype)
+    else:
+        keep = get_generator(generator).random(shape) >= p
+        scale = (keep * (1.0 / (1.0 - p))).astype(x._data.dtype)
+    return forward_of("mul")(x, constant(scale))
+
+
+# ---------------------------------------------------------------------------
+# interpolate
+# ---------------------------------------------------------------------------
+
+
+def _scale(n_in: int, n_out: int, factor, align_corners: bool) -> float:
+    """PyTorch's source-per-destination step (``area_pixel_compute_scale``)."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / factor if factor is not None else n_in / n_out
+
+
+def _nearest_matrix(n_in: int, n_out: int, factor) -> np.ndarray:
+    """out[i] = in[min(floor(i * scale), n_in - 1)], the step in float32 as PyTorch's kernel."""
+    if n_out == n_in:
+        index = np.arange(n_out)
+    else:
+        scale = np.float32(1.0 / factor if factor is not None else n_in / n_out)
+        index = np.minimum(np.floor(np.arange(n_out, dtype=np.float32) * scale).astype(np.int64), n_in - 1)
+    m = np.zeros((n_out, n_in))
+    m[np.arange(n_out), index] = 1.0
+    return m
+
+
+def _linear_matrix(n_in: int, n_out: int, factor, align_corners: bool) -> np.ndarray:
+    """Linear interpolation weights: out[i] = (1 - t) in[i0] + t in[i1] at source ``scale (i + 1/2) - 1/2``."""
+    scale = _scale(n_in, n_out, factor, align_corners)
+    dst = np.arange(n_out, dtype=np.float64)
+    src = dst * scale if align_corners else np.maximum(scale * (dst + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(src.astype(np.int64), n_in - 1)
+    i1 = np.minimum(i0 + 1, n_in - 1)
+    t = np.clip(src - i0, 0.0, 1.0)
+    m = np.zeros((n_out, n_in))
+    np.add.at(m, (np.arange(n_out), i0), 1.0 - t)
+    np.add.at(m, (np.arange(n_out), i1), t)
+    return m
+
+
+@register("interpolate")
+def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
+                recompute_scale_factor=None) -> Tensor:
+    """Resize the spatial dims of ``input`` (N, C, L) or (N, C, H, W): ``mode`` 'nearest', 'linear' (3-D)
+    or 'bilinear' (4-D), with PyTorch's pixel conventions (``align_corners`` for the linear modes)."""
+    op = "interpolate"
+    x = _floating_input(input, op, 3)
+    spatial = x.ndim - 2
+    if spatial not in (1, 2):
+        raise ValueError(f"{op}: supports 3-D and 4-D inputs, got shape {tuple(x.shape)}")
+    allowed = {"nearest": (1, 2), "linear": (1,), "bilinear": (2,)}
+    if mode not in allowed or spatial not in allowed[mode]:
+        raise ValueError(f"{op}: mode {mode!r} does not fit a {x.ndim}-D input (nearest for 3-D and 4-D, "
+                         f"linear for 3-D, bilinear for 4-D)")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError(f"{op}: align_corners only applies to the linear modes")
+    if (size is None) == (scale_factor is None):
+        raise ValueError(f"{op}: give exactly one of size and scale_factor")
+    in_sizes = tuple(x.shape[2:])
+    if size is not None:
+        sizes = tuple(size) if isinstance(size, (list, tuple)) else (size,) * spatial
+        factors = (None,) * spatial
+    else:
+        factors = tuple(scale_factor) if isinstance(scale_factor, (list, tuple)) else (scale_factor,) * spatial
+        if any(not f > 0 for f in factors):
+            raise ValueError(f"{op}: scale_factor must be positive, got {scale_factor}")
+        sizes = tuple(int(math.floor(n * f)) for n, f in zip(in_sizes, factors))
+        if recompute_scale_factor:
+            factors = (None,) * spatial
+    if len(sizes) != spatial or any(int(s) < 1 for s in sizes):
+        raise ValueError(f"{op}: output size {sizes} must be {spatial} positive int(s)")
+    dtype = x._data.dtype
+    matrices = [(_nearest_matrix(n, int(s), f) if mode == "nearest"
+                 else _linear_matrix(n, int(s), f, bool(align_corners))).astype(dtype)
+                for n, s, f in zip(in_sizes, sizes, factors)]
+    matmul = forward_of("matmul")
+    out = matmul(x, constant(matrices[-1].T))
+    if spatial == 2:
+        out = matmul(constant(matrices[0]), out)
+    return out

@@ -1,0 +1,165 @@
+"""CNN modules against torch.nn: state dicts both ways, same outputs and gradients; BatchNorm's state."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import taugrad
+from taugrad import nn
+
+
+def _model(lib):
+    N = lib.nn
+    return N.Sequential(
+        N.Conv2d(2, 4, 3, padding=1, padding_mode="reflect"), N.BatchNorm2d(4), N.ReLU(),
+        N.Conv2d(4, 4, 3, padding="same", groups=4, padding_mode="circular"), N.GroupNorm(2, 4),
+        N.MaxPool2d(2, ceil_mode=True), N.Conv2d(4, 6, (2, 3), stride=(1, 2), dilation=(1, 2), padding_mode="replicate",
+                                                 padding=1),
+        N.ConvTranspose2d(6, 3, 3, stride=2, padding=1, output_padding=1), N.Upsample(scale_factor=2, mode="bilinear"),
+        N.AvgPool2d(3, stride=2, padding=1, count_include_pad=False), N.AdaptiveMaxPool2d((2, 3)),
+        N.AdaptiveAvgPool2d(1), N.Flatten(), N.Linear(3, 5),
+    )
+
+
+def _to_numpy(state):
+    return {k: (v.detach().numpy() if isinstance(v, torch.Tensor) else np.asarray(v._data)) for k, v in state.items()}
+
+
+def test_state_dicts_travel_both_ways_with_the_same_outputs_and_gradients():
+    torch.manual_seed(0)
+    theirs = _model(torch).double()
+    ours = _model(taugrad)
+    assert list(ours.state_dict()) == list(theirs.state_dict())  # keys, order, num_batches_tracked included
+    ours.load_state_dict(_to_numpy(theirs.state_dict()))
+    x = np.random.default_rng(0).standard_normal((3, 2, 7, 9))
+    xt, xg = torch.tensor(x, requires_grad=True), taugrad.tensor(x, requires_grad=True)
+    for p in ours.parameters():  # the float32 parameters as float64, to compare at 1e-10
+        p._data = p._data.astype(np.float64)
+    for b in ours.buffers():
+        if b._data.dtype == np.float32:
+            b._data = b._data.astype(np.float64)
+    out_t, out_g = theirs(xt), ours(xg)
+    np.testing.assert_allclose(out_g._data, out_t.detach().numpy(), rtol=1e-10, atol=1e-12)
+    out_t.sum().backward()
+    out_g.sum().backward()
+    np.testing.assert_allclose(xg.grad._data, xt.grad.numpy(), rtol=1e-9, atol=1e-11)
+    for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
+        np.testing.assert_allclose(p.grad._data, q.grad.numpy(), rtol=1e-9, atol=1e-11, err_msg=name)
+    # running statistics and the batch count, then back into torch
+    for key, value in _to_numpy(theirs.state_dict()).items():
+        np.testing.assert_allclose(np.asarray(ours.state_dict()[key]._data), value, rtol=1e-10, err_msg=key)
+    back = _model(torch).double()
+    back.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in _to_numpy(ours.state_dict()).items()})
+    theirs.eval(), ours.eval(), back.eval()
+    np.testing.assert_allclose(back(xt).detach().numpy(), ours(xg)._data, rtol=1e-10, atol=1e-12)
+
+
+def test_conv_initialisation_follows_torch_bounds():
+    conv = nn.Conv2d(3, 8, (3, 5), groups=1)
+    bound = 1 / np.sqrt(3 * 3 * 5)
+    assert conv.weight.shape == (8, 3, 3, 5) and conv.bias.shape == (8,)
+    assert np.abs(conv.weight._data).max() <= bound and np.abs(conv.bias._data).max() <= bound
+    assert conv.weight._data.std() > bound / 3
+    assert nn.ConvTranspose2d(4, 6, 3, groups=2).weight.shape == (4, 3, 3, 3)
+    assert nn.Conv1d(4, 6, 3, groups=2).weight.shape == (6, 2, 3)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batchnorm_running_statistics_match_torch(momentum):
+    rng = np.random.default_rng(1)
+    theirs, ours = torch.nn.BatchNorm1d(3, momentum=momentum).double(), nn.BatchNorm1d(3, momentum=momentum,
+                                                                                         dtype="float64")
+    for _ in range(3):
+        x = rng.standard_normal((5, 3, 4)) * 2 + 1
+        np.testing.assert_allclose(ours(x)._data, theirs(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    for key in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(ours.state_dict()[key]._data, theirs.state_dict()[key].numpy(), rtol=1e-12)
+    ours.eval(), theirs.eval()
+    x = rng.standard_normal((2, 3))
+    np.testing.assert_allclose(ours(x)._data, theirs(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+
+
+class LectureBatchNorm1d:
+    """makemore part 3's hand-written BatchNorm1d, verbatim in its logic (``torch`` is whichever library runs it)."""
+
+    def __init__(self, torch_, dim, eps=1e-5, momentum=0.1):
+        self.torch = torch_
+        self.eps, self.momentum, self.training = eps, momentum, True
+        self.gamma, self.beta = torch_.ones(dim), torch_.zeros(dim)
+        self.running_mean, self.running_var = torch_.zeros(dim), torch_.ones(dim)
+
+    def __call__(self, x):
+        torch_ = self.torch
+        if self.training:
+            xmean = x.mean(0, keepdim=True)
+            xvar = x.var(0, keepdim=True)
+        else:
+            xmean, xvar = self.running_mean, self.running_var
+        xhat = (x - xmean) / torch_.sqrt(xvar + self.eps)
+        self.out = self.gamma * xhat + self.beta
+        if self.training:
+            with torch_.no_grad():
+                self.running_mean = (1 - self.momentum) * self.running_mean + self.momentum * xmean
+                self.running_var = (1 - self.momentum) * self.running_var + self.momentum * xvar
+        return self.out
+
+
+def test_the_lectures_hand_written_batchnorm_runs_on_taugrad_and_agrees_with_nn_batchnorm():
+    rng = np.random.default_rng(2)
+    lecture_t, lecture_g = LectureBatchNorm1d(torch, 4), LectureBatchNorm1d(taugrad, 4)
+    module = nn.BatchNorm1d(4)
+    for _ in range(4):
+        x = (rng.standard_normal((32, 4)) * 3 + 2).astype(np.float32)
+        out_t, out_g = lecture_t(torch.tensor(x)), lecture_g(taugrad.tensor(x))
+        np.testing.assert_allclose(out_g._data, out_t.numpy(), rtol=1e-5, atol=1e-5)
+        module(x)
+    np.testing.assert_allclose(lecture_g.running_mean._data.ravel(), lecture_t.running_mean.numpy().ravel(), rtol=1e-5)
+    # nn.BatchNorm1d keeps the same running estimates (unbiased variance, momentum 0.1)
+    np.testing.assert_allclose(module.running_mean._data, lecture_g.running_mean._data.ravel(), rtol=1e-5)
+    np.testing.assert_allclose(module.running_var._data, lecture_g.running_var._data.ravel(), rtol=1e-5)
+    lecture_g.training = False
+    module.eval()
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    np.testing.assert_allclose(module(x)._data, lecture_g(taugrad.tensor(x))._data, rtol=1e-4, atol=1e-5)
+
+
+def test_dropout2d_zeroes_whole_channels_and_keeps_the_mean():
+    x = taugrad.ones(200, 8, 3, 3)
+    out = nn.Dropout2d(0.25)(x)._data
+    per_channel = out.reshape(200, 8, 9)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 1 / 0.75).all(-1))
+    assert abs(out.mean() - 1.0) < 0.1
+    layer = nn.Dropout2d(0.25).eval()
+    assert layer(x) is x or np.array_equal(layer(x)._data, x._data)
+
+
+def test_max_pool_indices_and_ties_follow_torch():
+    x = np.array([[[[1.0, 3.0, 3.0, 0.0], [3.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0], [5.0, 5.0, 4.0, 4.0]]]])
+    for kwargs in ({"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1}):
+        ours, idx = taugrad.nn.functional.max_pool2d(taugrad.tensor(x), return_indices=True, **kwargs)
+        theirs, tidx = torch.nn.functional.max_pool2d(torch.tensor(x), return_indices=True, **kwargs)
+        np.testing.assert_array_equal(idx._data, tidx.numpy())
+        np.testing.assert_array_equal(ours._data, theirs.numpy())
+    # a window of padding only (dilation over a 1-pixel map): -inf and torch's index, no gradient
+    x1 = taugrad.tensor([[[[0.5]]]], requires_grad=True)
+    out, idx = taugrad.nn.functional.max_pool2d(x1, (1, 2), 1, (0, 1), (1, 2), return_indices=True)
+    want, want_idx = torch.nn.functional.max_pool2d(torch.tensor([[[[0.5]]]]), (1, 2), 1, (0, 1), (1, 2),
+                                                    return_indices=True)
+    assert out._data.tolist() == want.tolist() and idx._data.tolist() == want_idx.tolist()
+    out.sum().backward()
+    assert x1.grad._data.tolist() == [[[[0.0]]]]
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 3, 5, 5), taugrad.zeros(4, 2, 3, 3)), "groups=1"),
+    (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 1, 2, 2), taugrad.zeros(1, 1, 3, 3)), "larger than"),
+    (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 1, 5, 5), taugrad.zeros(1, 1, 3, 3), stride=2,
+                                          padding="same"), "strided"),
+    (lambda: taugrad.nn.functional.max_pool2d(taugrad.zeros(1, 1, 5, 5), 2, padding=2), "half the kernel"),
+    (lambda: nn.Conv2d(3, 4, 3, padding_mode="mirror"), "padding_mode"),
+    (lambda: nn.BatchNorm2d(3)(taugrad.zeros(1, 3, 1, 1)), "more than 1 value"),
+])
+def test_bad_arguments_are_one_line_errors(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
