@@ -1,0 +1,5 @@
+"""``taugrad.backends``: the flags PyTorch scripts set or query (``backends.mps.is_available()``,
+``backends.cudnn.benchmark = True``); none of these backends exists in taugrad."""
+from taugrad.backends import cudnn, mps
+
+__all__ = ["cudnn", "mps"]
