@@ -1,0 +1,98 @@
+"""``Tensor.grad_fn``: a view of one graph node shaped like PyTorch's autograd nodes.
+
+PyTorch code inspects graphs through ``y.grad_fn.name()`` and
+``y.grad_fn.next_functions``, a tuple with one ``(function, 0)`` pair per
+input: the input's own ``grad_fn`` if an op made it, an ``AccumulateGrad``
+(whose ``variable`` is the input) for a leaf that requires grad, and ``None``
+for an input that needs no gradient.
+
+The node's rule is shared by every node of that op, so these objects are made
+on request, wrapping the node; two made for the same node compare equal.
+Names follow PyTorch's pattern from the rule's op name: ``mul`` ->
+``MulBackward0``, ``linear_relu`` -> ``LinearReluBackward0`` (PyTorch's own
+names differ where its op is named differently, e.g. its ``MmBackward0``).
+"""
+from __future__ import annotations
+
+
+def op_name(node) -> str:
+    """Name of the op that made ``node`` ('' for a leaf)."""
+    rule = node._rule
+    if rule is None:
+        return ""
+    name_of = rule.name_of
+    return name_of(node) if name_of is not None and node._ctx is not None else rule.op
+
+
+def backward_name(op: str) -> str:
+    """PyTorch's style of node name for an op: ``'log_softmax'`` -> ``'LogSoftmaxBackward0'``."""
+    words = [w for w in op.replace(".", "_").split("_") if w]
+    camel = "".join(w[:1].upper() + w[1:] for w in words)
+    return camel + "Backward0"
+
+
+def grad_fn_of(node):
+    """``node.grad_fn``: a :class:`GradFn` for an op's output, None for a leaf."""
+    return None if node._rule is None else GradFn(node)
+
+
+def _next_function(parent):
+    if parent._rule is not None:
+        return GradFn(parent)
+    if parent._requires_grad:
+        return AccumulateGrad(parent)
+    return None
+
+
+class GradFn:
+    """The backward node of one op output (``y.grad_fn``)."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node) -> None:
+        self._node = node
+
+    def name(self) -> str:
+        """``'MulBackward0'`` for a product (see the module docstring)."""
+        node = self._node
+        if node._rule.op == "released":  # backward freed the graph; the op's name survives in _ctx
+            return backward_name(getattr(node._ctx, "op", "released"))
+        return backward_name(op_name(node))
+
+    @property
+    def next_functions(self) -> tuple:
+        """``((function, 0), ...)``, one pair per input of the op (empty once backward freed the graph)."""
+        return tuple((_next_function(p), 0) for p in self._node._prev)
+
+    @property
+    def metadata(self) -> dict:
+        return {}
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other._node is self._node
+
+    def __hash__(self) -> int:
+        return hash((type(self), id(self._node)))
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self._node):#x}>"
+
+
+class AccumulateGrad(GradFn):
+    """Where a leaf's gradient is added into ``leaf.grad``; ``variable`` is the leaf."""
+
+    __slots__ = ()
+
+    @property
+    def variable(self):
+        return self._node
+
+    def name(self) -> str:
+        return "AccumulateGrad"  # torch says "torch::autograd::AccumulateGrad"
+
+    @property
+    def next_functions(self) -> tuple:
+        return ()
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self._node):#x}>"
