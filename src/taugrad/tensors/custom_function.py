@@ -1,81 +1,196 @@
-"""Custom ops: define an op by its forward and its backward (like ``torch.autograd.Function``).
+"""Custom ops: define an op by its forward and its backward, as ``torch.autograd.Function``.
 
 Subclass :class:`Function` with two static methods and call ``.apply``::
 
-    import numpy as np
-    import taugrad
+    import taugrad as torch
 
-    class Exp(taugrad.Function):
+    class Exp(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x):              # x: a NumPy array (the tensor's data)
-            y = np.exp(x)
+        def forward(ctx, x):              # x: a Tensor (forward runs under no_grad)
+            y = x.exp()
             ctx.save_for_backward(y)      # keep what backward needs
-            return y                      # an array (or a Tensor)
+            return y
 
         @staticmethod
-        def backward(ctx, grad):          # grad: d loss / d output, an array
+        def backward(ctx, grad):          # grad: d loss / d output, a Tensor
             (y,) = ctx.saved_tensors
             return grad * y               # d loss / d x: one gradient per forward argument
 
-    x = taugrad.tensor([0.0, 1.0], dtype="float64", requires_grad=True)
+    x = torch.tensor([0.0, 1.0], dtype=torch.float64, requires_grad=True)
     Exp.apply(x).sum().backward()         # x.grad == exp(x)
-    taugrad.gradcheck(Exp.apply, [x])     # compare with finite differences
 
-Rules of the game:
+PyTorch's rules:
 
-* ``forward(ctx, *args)`` receives each Tensor argument as its array; other
-  arguments (numbers, strings...) arrive unchanged.  It runs without recording
-  a graph and returns one array.  An integer or bool result (indices from
-  ``argsort``, a mask) does not require grad, as in torch.
-* ``backward(ctx, grad)`` returns one gradient per argument of ``forward``, in
-  order (a tuple if there are several; ``None`` for non-Tensors or inputs that
-  need none), each an array (or Tensor) of that input's shape; a complex
-  gradient for a real input is refused.
-* ``ctx.needs_input_grad[i]`` says whether argument ``i`` needs a gradient;
-  other attributes may be set freely on ``ctx``.
-* Saved arrays are released after ``backward()`` (unless ``retain_graph``);
-  changing a saved input in place before ``backward()`` raises an error.
-* Custom ops support first-order gradients only: ``create_graph=True`` through
-  one raises an error naming it.
+* ``forward(ctx, *args)`` receives the arguments as given (Tensors stay
+  Tensors) and runs without recording a graph.  It returns a Tensor or a tuple
+  of Tensors (arrays are accepted too).  Integer or bool outputs, and outputs
+  passed to ``ctx.mark_non_differentiable``, do not require grad.
+* ``backward(ctx, *grad_outputs)`` gets one gradient per output (a Tensor;
+  zeros for an output that received none) and returns one gradient per
+  argument of ``forward``, in order: a Tensor of that input's shape, or None.
+* ``ctx.save_for_backward(*tensors)`` / ``ctx.saved_tensors``: reading them
+  raises if one was changed in place since (its version moved on);
+  ``ctx.needs_input_grad[i]``: whether argument ``i`` needs a gradient; any
+  other attribute may be set on ``ctx``.
+* With ``create_graph=True``, ``backward`` runs in grad mode, so a backward
+  written with taugrad ops is differentiable again -- unless it is decorated
+  with :func:`once_differentiable`, where differentiating it raises.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.grad_mode import no_grad
-from taugrad.tensors.node import as_array, constant, make
-from taugrad.tensors.rule import rule
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.node import Tensor, as_array, constant, make
+from taugrad.tensors.rule import forward_of, rule
+
+
+def _version(t: Tensor) -> int:
+    return t._version if t._base is None else max(t._version, t._base._version)
 
 
 class FunctionCtx:
     """The ``ctx`` given to :meth:`Function.forward` and :meth:`Function.backward`."""
 
-    def __init__(self, needs_input_grad: tuple):
-        self.saved_tensors: tuple = ()
+    def __init__(self, needs_input_grad: tuple = (), owner: str = "Function"):
         self.needs_input_grad = needs_input_grad
+        self._owner = owner  # the Function subclass, so errors name the user's op
+        self.materialize_grads = True
+        self._saved: tuple = ()
+        self._non_differentiable: set = set()
 
-    def save_for_backward(self, *arrays) -> None:
-        """Keep arrays for ``backward`` (read them back from ``ctx.saved_tensors``)."""
-        self.saved_tensors = tuple(a._data if isinstance(a, Tensor) else a for a in arrays)
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (or None) for ``backward``; read them back from ``ctx.saved_tensors``."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save Tensors or None, got {type(t).__name__}")
+        self._saved = tuple((t, None if t is None else _version(t)) for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors; an error if one was modified in place after it was saved."""
+        for i, (t, version) in enumerate(self._saved):
+            if t is not None and _version(t) > version:
+                raise RuntimeError(
+                    f"{self._owner}: saved tensor {i} (shape {tuple(t.shape)}, {t.dtype}) was modified by an "
+                    f"in-place operation after save_for_backward; the gradient would be wrong. clone() it "
+                    f"before changing it, or save a copy"
+                )
+        return tuple(t for t, _ in self._saved)
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        """These outputs of ``forward`` get no gradient (their grad in backward is zeros)."""
+        self._non_differentiable.update(id(t) for t in outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Whether ``backward`` receives zeros (True, default) or None for outputs that got no gradient."""
+        self.materialize_grads = bool(value)
+
+    def mark_dirty(self, *tensors) -> None:
+        raise NotImplementedError("mark_dirty: custom Functions that change their inputs in place are not supported")
 
 
-def _saved_reads(node: Tensor) -> tuple:
-    """Which of the node's values the custom backward reads: the saved ones."""
-    _, ctx, _ = node._ctx
-    saved = {id(a) for a in ctx.saved_tensors}
-    reads = [i for i, p in enumerate(node._prev) if id(p._data) in saved]
-    if id(node._data) in saved:
-        reads.append("out")
-    return tuple(reads)
+def once_differentiable(backward):
+    """Decorator for a ``backward`` that may only be differentiated once (as torch's).
+
+    Under ``create_graph=True`` it runs without recording, and its results
+    raise an error if anything tries to differentiate through them.
+    """
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        anchors = tuple(t for t in grads + tuple(getattr(ctx, "_graph_inputs", ()))
+                        if isinstance(t, Tensor) and t._requires_grad)
+        if not anchors or not _grad_mode.enabled:
+            return backward(ctx, *grads)
+        with no_grad():
+            out = backward(ctx, *grads)
+        single = not isinstance(out, tuple)
+        marked = tuple(None if r is None else make(_as_data(r), anchors, _twice_refused, wrapper.__qualname__)
+                       for r in ((out,) if single else out))
+        return marked[0] if single else marked
+
+    wrapper._once_differentiable = True
+    return wrapper
 
 
-@rule("function", reads=(), twice=False)
+@rule("once_differentiable")
+def _twice_refused(g, out, ins, node):
+    """Differentiating a backward marked @once_differentiable: refused."""
+    raise RuntimeError(
+        f"trying to differentiate twice a function that was marked with @once_differentiable "
+        f"({node._ctx}); write its backward with differentiable taugrad ops instead"
+    )
+
+
+def _as_data(x):
+    return x._data if isinstance(x, Tensor) else as_array(x)
+
+
+def _checked_gradient(grad, name: str, position: int, parent: Tensor, graph: bool):
+    """One gradient from the user's ``backward``: an array (first order) or a Tensor (create_graph)."""
+    if isinstance(grad, Tensor):
+        data = grad._data
+    elif isinstance(grad, (np.ndarray, np.generic, int, float)) and not isinstance(grad, bool):
+        data = as_array(grad)
+        grad = constant(data)
+    else:
+        raise TypeError(
+            f"{name}.backward must return a Tensor, an array or None for each forward argument; "
+            f"got {type(grad).__name__} for argument {position}"
+        )
+    if data.dtype.kind == "c" and parent.dtype.kind != "c":
+        raise TypeError(
+            f"{name}.backward returned a complex gradient ({data.dtype}) for argument {position}, "
+            f"which is real ({parent.dtype})"
+        )
+    if data.dtype.kind not in "biufc":
+        raise TypeError(f"{name}.backward returned a gradient of dtype {data.dtype} for argument {position}")
+    if data.shape != parent.shape:
+        raise RuntimeError(
+            f"{name}.backward returned a gradient of shape {data.shape} for argument {position}, "
+            f"which has shape {parent.shape}"
+        )
+    return grad if graph else data
+
+
+def _output_grads(g, info):
+    """The gradient of each forward output, cut out of the packed gradient ``g``."""
+    grads = []
+    for offset, shape, differentiable in info:
+        size = int(np.prod(shape))
+        piece = g[offset:offset + size].reshape(shape) if differentiable else None
+        grads.append(piece)
+    return grads
+
+
+@rule("function")
 def function_backward(g, out, ins, node):
     """Calls the user's ``backward`` and checks what it returns."""
-    cls, ctx, positions = node._ctx
+    cls, ctx, positions, info = node._ctx
     name = cls.__name__
-    grads = cls.backward(ctx, g)
+    graph = isinstance(g, Tensor)
+    if info is None:
+        grad_outputs = [g if graph else constant(g)]
+    else:
+        grad_outputs = [p if graph or p is None else constant(p) for p in _output_grads(g, info)]
+        if not ctx.materialize_grads:
+            grad_outputs = [p if p is None or (_as_data(p) != 0).any() else None for p in grad_outputs]
+        else:
+            grad_outputs = [constant(np.zeros(shape, dtype=g.dtype)) if p is None else p
+                            for p, (_, shape, _) in zip(grad_outputs, info)]
+    if graph:
+        ctx._graph_inputs = node._prev  # for @once_differentiable: what a second derivative would reach
+        try:
+            grads = cls.backward(ctx, *grad_outputs)
+        finally:
+            del ctx._graph_inputs
+    else:
+        with no_grad():
+            grads = cls.backward(ctx, *grad_outputs)
     if not isinstance(grads, tuple):
         grads = (grads,)
     if len(grads) != len(ctx.needs_input_grad):
@@ -89,43 +204,20 @@ def function_backward(g, out, ins, node):
         if grad is None or not parent.requires_grad:
             out_grads.append(None)
             continue
-        grad = _checked_gradient(grad, name, position, parent)
-        if grad.shape != parent.shape:
-            raise RuntimeError(
-                f"{name}.backward returned a gradient of shape {grad.shape} for argument {position}, "
-                f"which has shape {parent.shape}"
-            )
-        out_grads.append(grad)
+        out_grads.append(_checked_gradient(grad, name, position, parent, graph))
     return tuple(out_grads)
 
 
-def _checked_gradient(grad, name: str, position: int, parent: Tensor):
-    """One gradient from the user's ``backward`` as an array, refusing what is not a gradient.
-
-    Anything other than a Tensor, an array or a number (a list, a string...)
-    is refused before NumPy turns it into a misleading shape; so is a complex
-    gradient for a real input, whose imaginary part would be silently lost.
-    """
-    if isinstance(grad, Tensor):
-        grad = grad._data
-    elif not isinstance(grad, (np.ndarray, np.generic, int, float)) or isinstance(grad, bool):
-        raise TypeError(
-            f"{name}.backward must return a Tensor, an array or None for each forward argument; "
-            f"got {type(grad).__name__} for argument {position}"
-        )
-    grad = as_array(grad)
-    if grad.dtype.kind == "c" and parent.dtype.kind != "c":
-        raise TypeError(
-            f"{name}.backward returned a complex gradient ({grad.dtype}) for argument {position}, "
-            f"which is real ({parent.dtype})"
-        )
-    if grad.dtype.kind not in "biufc":
-        raise TypeError(f"{name}.backward returned a gradient of dtype {grad.dtype} for argument {position}")
-    return grad
+function_backward.name_of = lambda node: node._ctx[0].__name__  # errors and grad_fn name the user's class
 
 
-function_backward.reads = _saved_reads
-function_backward.name_of = lambda node: node._ctx[0].__name__  # errors name the user's class
+def _output_array(out, name: str) -> np.ndarray:
+    if isinstance(out, Tensor):
+        return out._data
+    data = as_array(out)
+    if not isinstance(data, np.ndarray) or data.dtype.kind not in "biufc":
+        raise TypeError(f"{name}.forward must return Tensors, got {type(out).__name__}")
+    return data
 
 
 class Function:
@@ -136,29 +228,51 @@ class Function:
         raise NotImplementedError("a Function subclass must define forward(ctx, *args)")
 
     @staticmethod
-    def backward(ctx: FunctionCtx, grad_output):
-        raise NotImplementedError("a Function subclass must define backward(ctx, grad_output)")
+    def backward(ctx: FunctionCtx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define backward(ctx, *grad_outputs)")
 
     @classmethod
-    def apply(cls, *args) -> Tensor:
-        """Run ``forward`` on the arrays of the Tensor arguments and record the op."""
+    def apply(cls, *args):
+        """Run ``forward`` on the arguments without recording, then record the op as one node."""
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         parents = tuple(args[i] for i in positions)
-        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        raw = [a._data if isinstance(a, Tensor) else a for a in args]
+        recording = _grad_mode.enabled and any(p._requires_grad for p in parents)
+        ctx = FunctionCtx(tuple(recording and isinstance(a, Tensor) and a._requires_grad for a in args), cls.__name__)
         with no_grad():
-            out = cls.forward(ctx, *raw)
-        if isinstance(out, tuple):
-            raise TypeError(f"{cls.__name__}.forward must return one array, got a tuple")
-        if isinstance(out, Tensor):
-            out = out._data
-        out = as_array(out)
-        if not isinstance(out, np.ndarray) or out.dtype.kind not in "biufc":
-            raise TypeError(f"{cls.__name__}.forward must return a numeric array, got {type(out).__name__}")
-        if out.dtype.kind in "biu":
-            # integer results (indices, counts, masks) have no gradient, as in torch
-            return constant(out)
-        result = make(out, parents, function_backward, (cls, ctx, positions))
-        if not result.requires_grad:
-            ctx.saved_tensors = ()  # nothing will run backward: keep no memory
-        return result
+            out = cls.forward(ctx, *args)
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        arrays = [_output_array(o, cls.__name__) for o in outs]
+        differentiable = [a.dtype.kind in "fc" and id(o) not in ctx._non_differentiable for o, a in zip(outs, arrays)]
+        if not recording or not any(differentiable):
+            ctx._saved = ()  # nothing will run backward: keep no memory
+            results = tuple(o if isinstance(o, Tensor) and o._rule is None and not o._requires_grad
+                            else constant(a) for o, a in zip(outs, arrays))
+            return results[0] if single else results
+        if single:
+            return make(arrays[0], parents, function_backward, (cls, ctx, positions, None))
+        return _packed_outputs(cls, ctx, positions, parents, arrays, differentiable)
+
+
+def _packed_outputs(cls, ctx, positions, parents, arrays, differentiable) -> tuple:
+    """Several outputs: one node holds them all (flattened, side by side), each output a piece of it.
+
+    The node's rule then receives all the outputs' gradients at once, as the
+    user's ``backward`` wants them.
+    """
+    dtype = np.result_type(*[a for a, d in zip(arrays, differentiable) if d])
+    info, pieces, offset = [], [], 0
+    for a, d in zip(arrays, differentiable):
+        info.append((offset, a.shape, d))
+        if d:
+            pieces.append(a.astype(dtype, copy=False).reshape(-1))
+            offset += a.size
+    packed = make(np.concatenate(pieces), parents, function_backward, (cls, ctx, positions, tuple(info)))
+    results = []
+    for a, (start, shape, d) in zip(arrays, info):
+        if not d:
+            results.append(constant(a))
+            continue
+        piece = forward_of("reshape")(packed[start:start + a.size], shape)
+        results.append(piece if a.dtype == dtype else piece.to(a.dtype))
+    return tuple(results)

@@ -1,0 +1,277 @@
+"""Index-driven ops along one dim: gather, scatter, index_select, index_add, masked ops.
+
+Each one is an indexing ``x[key]`` or an indexed write ``out[key] = src`` (or
+``+=``) with a key built from an index tensor, so the gradients are the same
+two adjoint moves as for ``x[key]``:
+
+* reading at ``key`` -> the gradient is scattered (added) back at ``key``;
+* writing at ``key`` -> the written values get ``g[key]``, the overwritten
+  ones get nothing (``g`` zeroed at ``key``); an added value gets ``g[key]``
+  and the base ``g`` itself.
+
+For ``gather(x, dim, index)`` the key is, for every position ``p`` of
+``index``, ``p`` with its ``dim`` coordinate replaced by ``index[p]``
+(PyTorch's ``out[i][j][k] = x[index[i][j][k]][j][k]`` for dim 0).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.node import Tensor, bump_version, constant, make, operand
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.rule import forward_of, register, rule
+
+
+def _pick(g, key):
+    """``g[key]`` with NumPy's rules, for an array or (differentiably) a Tensor."""
+    return forward_of("index_numpy")(g, key) if isinstance(g, Tensor) else g[key]
+
+
+def _index_array(index, op: str) -> np.ndarray:
+    data = index._data if isinstance(index, Tensor) else np.asarray(index)
+    if data.dtype.kind not in "iu":
+        raise TypeError(f"{op}: index must be an integer tensor, got dtype {data.dtype}")
+    return data
+
+
+def _along_key(index: np.ndarray, dim: int, shape: tuple, op: str) -> tuple:
+    """The NumPy key of ``gather``/``scatter``: index's positions with ``dim`` replaced by index's values."""
+    if index.ndim != len(shape):
+        raise ValueError(f"{op}: index has {index.ndim} dims but the tensor has {len(shape)} (they must match)")
+    for d, (n, m) in enumerate(zip(index.shape, shape)):
+        if d != dim and n > m:
+            raise ValueError(f"{op}: index has size {n} in dim {d} but the tensor only {m} (shape {shape})")
+    if index.size and (index.min() < -shape[dim] or index.max() >= shape[dim]):
+        raise IndexError(f"{op}: index out of range for dim {dim} of size {shape[dim]}")
+    key = list(np.ix_(*[np.arange(n) for n in index.shape])) if index.ndim else []
+    if index.ndim:
+        key[dim] = index
+    return tuple(key)
+
+
+def _zeroed_at(g, key):
+    """``g`` with the elements at ``key`` set to 0."""
+    if isinstance(g, Tensor):
+        mask = np.ones(g.shape, dtype=g.dtype)
+        mask[key] = 0
+        return g * constant(mask)
+    out = np.array(g, copy=True)
+    out[key] = 0
+    return out
+
+
+def _padded(g_at_key, shape: tuple):
+    """A gradient for a ``src`` of ``shape`` of which only the leading ``g_at_key.shape`` block was used."""
+    if tuple(g_at_key.shape) == tuple(shape):
+        return g_at_key
+    block = tuple(slice(0, n) for n in g_at_key.shape)
+    return A.scatter_add(g_at_key, block, shape, True)
+
+
+# ---------------------------------------------------------------------------
+# reading at a key: gather, take_along_dim, index_select, masked_select
+# ---------------------------------------------------------------------------
+
+
+@rule("gather")
+def gather_backward(g, out, ins, node):
+    """z = x[key]:  grad_x = zeros(x.shape) with g added at key (repeats accumulate)."""
+    key, shape = node._ctx
+    return (A.scatter_add(g, key, shape, False),)
+
+
+def _read(x: Tensor, key, op: str) -> Tensor:
+    return make(x._data[key], (x,), gather_backward, (key, x._data.shape))
+
+
+@register("gather", methods=("gather",))
+def gather(x: Tensor, dim: int, index) -> Tensor:
+    """``out[p] = x[p with its dim coordinate replaced by index[p]]``; out has index's shape."""
+    dim = normalize_dim(dim, x._data.ndim, "gather")
+    return _read(x, _along_key(_index_array(index, "gather"), dim, x._data.shape, "gather"), "gather")
+
+
+@register("take_along_dim", methods=("take_along_dim",))
+def take_along_dim(x: Tensor, indices, dim=None) -> Tensor:
+    """NumPy's ``take_along_axis``: like gather, with ``indices`` and ``x`` broadcast in the other dims.
+
+    ``dim=None``: both are flattened first.
+    """
+    idx = _index_array(indices, "take_along_dim")
+    if dim is None:
+        flat = forward_of("reshape")(x, (-1,))
+        return _read(flat, (idx.reshape(-1),), "take_along_dim")
+    dim = normalize_dim(dim, x._data.ndim, "take_along_dim")
+    if idx.ndim != x._data.ndim:
+        raise ValueError(f"take_along_dim: indices have {idx.ndim} dims but the tensor has {x._data.ndim}")
+    shape = list(np.broadcast_shapes(tuple(n for d, n in enumerate(x.shape) if d != dim),
+                                     tuple(n for d, n in enumerate(idx.shape) if d != dim)))
+    x_shape, i_shape = list(shape), list(shape)
+    x_shape.insert(dim, x.shape[dim])
+    i_shape.insert(dim, idx.shape[dim])
+    xb = x if tuple(x_shape) == x.shape else forward_of("expand")(x, tuple(x_shape))
+    return _read(xb, _along_key(np.broadcast_to(idx, i_shape), dim, tuple(x_shape), "take_along_dim"),
+                 "take_along_dim")
+
+
+@register("index_select", methods=("index_select",))
+def index_select(x: Tensor, dim: int, index) -> Tensor:
+    """The slices of ``x`` along ``dim`` at the positions of the 1-D ``index``, in its order."""
+    dim = normalize_dim(dim, x._data.ndim, "index_select")
+    idx = _index_array(index, "index_select")
+    if idx.ndim > 1:
+        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
+    n = x._data.shape[dim] if x._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index_select: index out of range for dim {dim} of size {n}")
+    return _read(x, (slice(None),) * dim + (idx.reshape(-1),), "index_select")
+
+
+@register("masked_select", methods=("masked_select",))
+def masked_select(x: Tensor, mask) -> Tensor:
+    """The elements of ``x`` where ``mask`` is True (both broadcast), as a 1-D tensor."""
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"masked_select: the mask must be a bool tensor, got dtype {m.dtype}")
+    try:
+        shape = np.broadcast_shapes(x.shape, m.shape)
+    except ValueError:
+        raise ValueError(f"masked_select: mask of shape {m.shape} does not broadcast with shape {x.shape}") from None
+    xb = x if shape == x.shape else forward_of("expand")(x, shape)
+    return _read(xb, (np.broadcast_to(m, shape),), "masked_select")
+
+
+# ---------------------------------------------------------------------------
+# writing at a key: scatter, scatter_add, index_add, masked_fill
+# ---------------------------------------------------------------------------
+
+
+@rule("scatter")
+def scatter_backward(g, out, ins, node):
+    """z = x with src written at key:  grad_x = g zeroed at key,  grad_src = g[key] (in src's leading block)."""
+    key, add = node._ctx
+    px = node._prev[0]
+    gx = (g if add else _zeroed_at(g, key)) if px._requires_grad else None
+    if len(node._prev) == 1:
+        return (gx,)
+    ps = node._prev[1]
+    gs = None
+    if ps._requires_grad:
+        gs = _pick(g, key)
+        gs = _padded(gs if isinstance(gs, Tensor) else np.array(gs), ps.shape)
+    return gx, gs
+
+
+scatter_inplace_backward = inplace_rule("scatter_")(scatter_backward.backward)
+
+
+def _source(src, like: Tensor, shape: tuple, op: str):
+    """``src`` (a Tensor, or a number filled in) and the block of it that is written, as an array."""
+    if isinstance(src, Tensor):
+        if src._data.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
+            raise ValueError(f"{op}: src of shape {src.shape} is smaller than index of shape {shape}")
+        return src, src._data[tuple(slice(0, n) for n in shape)]
+    return None, np.asarray(src, dtype=like.dtype)
+
+
+def _write(x: Tensor, dim, index, src, op: str, add: bool, reduce=None):
+    """``x`` with ``src`` written (or added) at the key of (dim, index); a new tensor."""
+    if reduce is not None:
+        raise NotImplementedError(f"{op}: reduce={reduce!r} is not supported; use scatter_add or scatter_reduce")
+    dim = normalize_dim(dim, x._data.ndim, op)
+    idx = _index_array(index, op)
+    key = _along_key(idx, dim, x._data.shape, op)
+    s, block = _source(src, x, idx.shape, op)
+    return dim, key, s, block
+
+
+def _scattered(x: Tensor, key, block, add: bool) -> np.ndarray:
+    data = np.array(x._data, copy=True)
+    if add:
+        np.add.at(data, key, block)
+    else:
+        data[key] = block
+    return data
+
+
+@register("scatter", methods=("scatter",))
+def scatter(x: Tensor, dim: int, index, src=None, value=None, reduce=None) -> Tensor:
+    """A copy of ``x`` with ``src`` (or the number ``value``) written at the key of (dim, index).
+
+    ``out[p with dim coordinate index[p]] = src[p]`` for every position p of index.
+    """
+    src = value if src is None else src
+    _, key, s, block = _write(x, dim, index, src, "scatter", False, reduce)
+    parents = (x,) if s is None else (x, s)
+    return make(_scattered(x, key, block, False), parents, scatter_backward, (key, False))
+
+
+@register("scatter_add", methods=("scatter_add",))
+def scatter_add(x: Tensor, dim: int, index, src) -> Tensor:
+    """A copy of ``x`` with ``src`` added at the key of (dim, index); repeated positions add up."""
+    _, key, s, block = _write(x, dim, index, src, "scatter_add", True)
+    parents = (x,) if s is None else (x, s)
+    return make(_scattered(x, key, block, True), parents, scatter_backward, (key, True))
+
+
+@register("scatter_", methods=("scatter_",))
+def scatter_(x: Tensor, dim: int, index, src=None, value=None, reduce=None) -> Tensor:
+    """``scatter`` in place; returns x."""
+    src = value if src is None else src
+    check_target(x, "scatter_")
+    _, key, s, block = _write(x, dim, index, src, "scatter_", False, reduce)
+    recorded = records(x, s)
+    pending = begin(x, "scatter_") if recorded else None
+    x._data[key] = block
+    if not recorded:
+        bump_version(x)
+        return x
+    return finish(x, pending, () if s is None else (s,), scatter_inplace_backward, (key, False))
+
+
+@register("index_add", methods=("index_add",))
+def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
+    """A copy of ``x`` with ``alpha * source`` added to the slices along ``dim`` at ``index``."""
+    dim = normalize_dim(dim, x._data.ndim, "index_add")
+    idx = _index_array(index, "index_add").reshape(-1)
+    source = operand(source, x)
+    key = (slice(None),) * dim + (idx,)
+    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
+    if source.shape != expected:
+        raise ValueError(f"index_add: source has shape {source.shape}, expected {expected}")
+    src = source if alpha == 1 else source * alpha
+    data = np.array(x._data, copy=True)
+    np.add.at(data, key, src._data)
+    return make(data, (x, src), scatter_backward, (key, True))
+
+
+@rule("masked_fill")
+def masked_fill_backward(g, out, ins, node):
+    """z = where(mask, value, x):  grad_x = g off the mask,  grad_value = sum of g on it."""
+    mask = node._ctx
+    px = node._prev[0]
+    gx = A.where(mask, 0.0, g) if px._requires_grad else None
+    if len(node._prev) == 1:
+        return (gx,)
+    pv = node._prev[1]
+    return gx, (A.sum_to(A.where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)
+
+
+@register("masked_fill", methods=("masked_fill",))
+def masked_fill(x: Tensor, mask, value) -> Tensor:
+    """A copy of ``x`` with ``value`` (a number or 0-d tensor) where ``mask`` (broadcast to x) is True."""
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"masked_fill: the mask must be a bool tensor, got dtype {m.dtype}")
+    try:
+        m = np.broadcast_to(m, x.shape)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to shape {x.shape}") from None
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise ValueError(f"masked_fill: the value must be a number or a 0-d tensor, got shape {value.shape}")
+    v = value._data if isinstance(value, Tensor) else value
+    data = np.where(m, np.asarray(v, dtype=x.dtype), x._data)
+    parents = (x, value) if isinstance(value, Tensor) else (x,)
+    return make(data, parents, masked_fill_backward, m)
