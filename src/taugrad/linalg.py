@@ -1,0 +1,63 @@
+"""``taugrad.linalg``: norms, as ``torch.linalg``.
+
+* :func:`vector_norm` -- ``(sum |x_i|^ord)^(1/ord)`` over any dims;
+* :func:`matrix_norm` -- Frobenius, max column sum (``ord=1``), max row sum
+  (``ord=inf``) and their minimum versions (``-1``, ``-inf``) over two dims;
+* :func:`norm` -- either of them, chosen from ``ord`` and ``dim`` as ``torch.linalg.norm`` does.
+
+The gradients are those of the ops they are built of (:func:`vector_norm`,
+``amax``/``amin``), which are PyTorch's, ties split evenly.  The spectral and
+nuclear norms (``ord=2, -2, 'nuc'``) need singular values and are not provided.
+"""
+from __future__ import annotations
+
+import math
+
+from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.ops.linalg import vector_norm
+from taugrad.tensors.ops.reduce import amax, amin
+
+__all__ = ["matrix_norm", "norm", "vector_norm"]
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
+    """The matrix norm of ``A`` over the two dims ``dim`` (the last two by default).
+
+    ``'fro'``: ``sqrt(sum a_ij^2)``; ``1``/``-1``: the largest/smallest column sum
+    of ``|a_ij|``; ``inf``/``-inf``: the largest/smallest row sum.
+    """
+    if len(dim) != 2:
+        raise ValueError(f"matrix_norm: dim must name two dims, got {dim!r}")
+    if A.ndim < 2:
+        raise ValueError(f"matrix_norm: needs a tensor of at least 2 dimensions, got shape {tuple(A.shape)}")
+    rows, cols = (normalize_dim(d, A.ndim, "matrix_norm") for d in dim)
+    if rows == cols:
+        raise ValueError(f"matrix_norm: dim {tuple(dim)} names the same dimension twice")
+    if ord == "fro":
+        return vector_norm(A, 2, (rows, cols), keepdim, dtype=dtype)
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"matrix_norm: ord={ord!r} needs singular values, which taugrad does not compute")
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise ValueError(f"matrix_norm: ord must be 'fro', 1, -1, inf or -inf, got {ord!r}")
+    summed, kept = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: sum each column over the rows
+    sums = vector_norm(A, 1, summed, True, dtype=dtype)
+    extreme = amax if ord > 0 else amin
+    result = extreme(sums, dim=kept, keepdim=True)
+    return result if keepdim else result.squeeze((rows, cols))
+
+
+def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):
+    """``torch.linalg.norm``: a matrix norm when ``dim`` names two dims (or when ``dim`` is None,
+    ``ord`` is given and ``A`` is 2-D); otherwise the vector norm (2 by default)."""
+    if isinstance(dim, int):
+        dim = (dim,)
+    if dim is not None and len(dim) not in (1, 2):
+        raise ValueError(f"norm: dim must name 1 or 2 dims, got {tuple(dim)}")
+    if dim is not None and len(dim) == 2 or (dim is None and ord is not None and A.ndim == 2):
+        return matrix_norm(A, "fro" if ord is None else ord, (-2, -1) if dim is None else dim, keepdim,
+                           dtype=dtype)
+    if isinstance(ord, str):
+        raise ValueError(f"norm: ord={ord!r} is a matrix norm; give two dims (or a 2-D tensor)")
+    if dim is None and ord is not None and A.ndim != 1:
+        raise ValueError(f"norm: ord={ord!r} with dim=None needs a 1-D or 2-D tensor, got shape {tuple(A.shape)}")
+    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)

@@ -1,0 +1,257 @@
+"""More elementary functions: logs and exponentials in other bases, powers,
+trigonometric and hyperbolic functions, ``atan2`` and one-sided clamps.
+
+Each op evaluates a NumPy ufunc on the tensor's array (IEEE answers outside the
+domain, silently, as PyTorch) and its rule is the textbook derivative, written
+with operators and :mod:`~taugrad.tensors.ops.anyarray` so it also runs on
+Tensors for ``create_graph=True``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.errstate import quiet
+from taugrad.tensors.node import Tensor, make, operand
+from taugrad.tensors.rule import NEW, forward_of, register, rule
+
+_LN10 = math.log(10.0)
+_LN2 = math.log(2.0)
+
+
+def _unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None) -> Tensor:
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__}")
+    try:
+        with quiet():
+            data = ufunc(a._data)
+    except TypeError:
+        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
+    return make(data, (a,), rule_fn, ctx)
+
+
+def _sqrt(x):
+    return x.sqrt() if isinstance(x, Tensor) else np.sqrt(x)
+
+
+def _cos(x):
+    return x.cos() if isinstance(x, Tensor) else np.cos(x)
+
+
+def _cosh(x):
+    return x.cosh() if isinstance(x, Tensor) else np.cosh(x)
+
+
+def _sinh(x):
+    return x.sinh() if isinstance(x, Tensor) else np.sinh(x)
+
+
+# ---------------------------------------------------------------------------
+# logs and exponentials
+# ---------------------------------------------------------------------------
+
+
+@rule("log10", reads=(0,), gives=NEW)
+def log10_backward(g, out, ins, node):
+    """z = log10(a) = ln(a) / ln(10):  dz/da = 1 / (a ln 10)."""
+    return (g / (ins[0] * _LN10),)
+
+
+@register("log10", methods=("log10",))
+def log10(a: Tensor) -> Tensor:
+    """Base-10 logarithm."""
+    return _unary("log10", np.log10, a, log10_backward)
+
+
+@rule("log2", reads=(0,), gives=NEW)
+def log2_backward(g, out, ins, node):
+    """z = log2(a) = ln(a) / ln(2):  dz/da = 1 / (a ln 2)."""
+    return (g / (ins[0] * _LN2),)
+
+
+@register("log2", methods=("log2",))
+def log2(a: Tensor) -> Tensor:
+    """Base-2 logarithm."""
+    return _unary("log2", np.log2, a, log2_backward)
+
+
+@rule("expm1", reads=("out",), gives=NEW)
+def expm1_backward(g, out, ins, node):
+    """z = exp(a) - 1:  dz/da = exp(a) = z + 1."""
+    return (g * (out + 1.0),)
+
+
+@register("expm1", methods=("expm1",))
+def expm1(a: Tensor) -> Tensor:
+    """``exp(a) - 1``, accurate for small ``a``."""
+    return _unary("expm1", np.expm1, a, expm1_backward)
+
+
+@rule("exp2", reads=("out",), gives=NEW)
+def exp2_backward(g, out, ins, node):
+    """z = 2^a:  dz/da = 2^a ln 2 = z ln 2."""
+    return (g * (out * _LN2),)
+
+
+@register("exp2", methods=("exp2",))
+def exp2(a: Tensor) -> Tensor:
+    """``2 ** a``."""
+    return _unary("exp2", np.exp2, a, exp2_backward)
+
+
+# ---------------------------------------------------------------------------
+# powers
+# ---------------------------------------------------------------------------
+
+
+@rule("rsqrt", reads=("out",), gives=NEW)
+def rsqrt_backward(g, out, ins, node):
+    """z = a^(-1/2):  dz/da = -a^(-3/2) / 2 = -z^3 / 2."""
+    return (g * (-0.5 * out * out * out),)
+
+
+def _rsqrt_array(x):
+    return 1 / np.sqrt(x)
+
+
+@register("rsqrt", methods=("rsqrt",))
+def rsqrt(a: Tensor) -> Tensor:
+    """``1 / sqrt(a)`` (inf at 0, nan below, as IEEE and PyTorch)."""
+    return _unary("rsqrt", _rsqrt_array, a, rsqrt_backward)
+
+
+@rule("square", reads=(0,), gives=NEW)
+def square_backward(g, out, ins, node):
+    """z = a^2:  dz/da = 2a."""
+    return (g * (2.0 * ins[0]),)
+
+
+@register("square", methods=("square",))
+def square(a: Tensor) -> Tensor:
+    """``a * a``."""
+    return _unary("square", np.square, a, square_backward)
+
+
+# ---------------------------------------------------------------------------
+# trigonometric and hyperbolic functions
+# ---------------------------------------------------------------------------
+
+
+@rule("tan", reads=("out",), gives=NEW)
+def tan_backward(g, out, ins, node):
+    """z = tan(a):  dz/da = 1 + tan(a)^2 = 1 + z^2."""
+    return (g * (1.0 + out * out),)
+
+
+@register("tan", methods=("tan",))
+def tan(a: Tensor) -> Tensor:
+    """Tangent."""
+    return _unary("tan", np.tan, a, tan_backward)
+
+
+@rule("asin", reads=(0,), gives=NEW)
+def asin_backward(g, out, ins, node):
+    """z = asin(a):  dz/da = 1 / sqrt(1 - a^2)."""
+    a = ins[0]
+    return (g / _sqrt(1.0 - a * a),)
+
+
+@register("asin", methods=("asin", "arcsin"))
+def asin(a: Tensor) -> Tensor:
+    """Inverse sine (nan outside [-1, 1])."""
+    return _unary("asin", np.arcsin, a, asin_backward)
+
+
+@rule("acos", reads=(0,), gives=NEW)
+def acos_backward(g, out, ins, node):
+    """z = acos(a):  dz/da = -1 / sqrt(1 - a^2)."""
+    a = ins[0]
+    return (-g / _sqrt(1.0 - a * a),)
+
+
+@register("acos", methods=("acos", "arccos"))
+def acos(a: Tensor) -> Tensor:
+    """Inverse cosine (nan outside [-1, 1])."""
+    return _unary("acos", np.arccos, a, acos_backward)
+
+
+@rule("atan", reads=(0,), gives=NEW)
+def atan_backward(g, out, ins, node):
+    """z = atan(a):  dz/da = 1 / (1 + a^2)."""
+    a = ins[0]
+    return (g / (1.0 + a * a),)
+
+
+@register("atan", methods=("atan", "arctan"))
+def atan(a: Tensor) -> Tensor:
+    """Inverse tangent."""
+    return _unary("atan", np.arctan, a, atan_backward)
+
+
+@rule("sinh", reads=(0,), gives=NEW)
+def sinh_backward(g, out, ins, node):
+    """z = sinh(a):  dz/da = cosh(a)."""
+    return (g * _cosh(ins[0]),)
+
+
+@register("sinh", methods=("sinh",))
+def sinh(a: Tensor) -> Tensor:
+    """Hyperbolic sine."""
+    return _unary("sinh", np.sinh, a, sinh_backward)
+
+
+@rule("cosh", reads=(0,), gives=NEW)
+def cosh_backward(g, out, ins, node):
+    """z = cosh(a):  dz/da = sinh(a)."""
+    return (g * _sinh(ins[0]),)
+
+
+@register("cosh", methods=("cosh",))
+def cosh(a: Tensor) -> Tensor:
+    """Hyperbolic cosine."""
+    return _unary("cosh", np.cosh, a, cosh_backward)
+
+
+@rule("atan2", reads=(0, 1), gives=NEW)
+def atan2_backward(g, out, ins, node):
+    """z = atan2(a, b), the angle of the point (b, a):
+    dz/da = b / (a^2 + b^2),  dz/db = -a / (a^2 + b^2)."""
+    a, b = ins
+    pa, pb = node._prev
+    r2 = a * a + b * b
+    return (A.sum_to(g * b / r2, a.shape) if pa.requires_grad else None,
+            A.sum_to(-g * a / r2, b.shape) if pb.requires_grad else None)
+
+
+@register("atan2", methods=("atan2", "arctan2"))
+def atan2(a: Tensor, b) -> Tensor:
+    """Elementwise angle of the point ``(b, a)`` in ``(-pi, pi]``, with broadcasting."""
+    a = a if isinstance(a, Tensor) else operand(a, b)
+    b = operand(b, a)
+    try:
+        with quiet():
+            data = np.arctan2(a._data, b._data)
+    except ValueError:
+        raise ValueError(f"atan2: shapes {a.shape} and {b.shape} cannot broadcast") from None
+    except TypeError:
+        raise TypeError(f"atan2: not supported for {a.dtype} and {b.dtype} operands") from None
+    return make(data, (a, b), atan2_backward)
+
+
+# ---------------------------------------------------------------------------
+# one-sided clamps (the gradient is clip's)
+# ---------------------------------------------------------------------------
+
+
+@register("clamp_min", methods=("clamp_min",))
+def clamp_min(a: Tensor, min) -> Tensor:
+    """``max(a, min)``: :func:`~taugrad.clamp` with only a lower bound."""
+    return forward_of("clip")(a, min=min)
+
+
+@register("clamp_max", methods=("clamp_max",))
+def clamp_max(a: Tensor, max) -> Tensor:
+    """``min(a, max)``: :func:`~taugrad.clamp` with only an upper bound."""
+    return forward_of("clip")(a, max=max)

@@ -1,0 +1,198 @@
+"""Vectors and matrices: ``outer``, ``diag``, ``trace``, ``vector_norm`` / ``norm``.
+
+(The public ``taugrad.linalg`` namespace, with ``matrix_norm`` and
+``linalg.norm``, is :mod:`taugrad.linalg`, built on these.)
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.args import normalize_dims
+from taugrad.tensors.errstate import quiet
+from taugrad.tensors.node import Tensor, _dtype_of, array_module, make, operand
+from taugrad.tensors.rule import NEW, register, rule
+
+
+# ---------------------------------------------------------------------------
+# outer, diag, trace
+# ---------------------------------------------------------------------------
+
+
+@rule("outer", reads=(0, 1), gives=NEW)
+def outer_backward(g, out, ins, node):
+    """z_ij = a_i b_j:  grad_a = g b (sum over j),  grad_b = g^T a (sum over i)."""
+    a, b = ins
+    pa, pb = node._prev
+    return (g @ b if pa.requires_grad else None, a @ g if pb.requires_grad else None)
+
+
+@register("outer", methods=("outer", "ger"))
+def outer(a: Tensor, b) -> Tensor:
+    """The outer product of two vectors: ``z[i, j] = a[i] * b[j]``."""
+    b = operand(b, a)
+    if a._data.ndim != 1 or b._data.ndim != 1:
+        raise ValueError(f"outer: expects two 1-D tensors, got shapes {a.shape} and {b.shape}")
+    return make(array_module(a._data).multiply.outer(a._data, b._data), (a, b), outer_backward)
+
+
+def _diagonal_key(n_rows: int, n_cols: int, k: int):
+    """(rows, cols) of the ``k``-th diagonal of an ``n_rows x n_cols`` matrix."""
+    length = max(0, min(n_rows - max(-k, 0), n_cols - max(k, 0)))
+    idx = np.arange(length)
+    return idx + max(-k, 0), idx + max(k, 0)
+
+
+@rule("diag")
+def diag_embed_backward(g, out, ins, node):
+    """z = matrix with a on diagonal k (zeros elsewhere):  grad_a = g's diagonal k."""
+    return (g[node._ctx],)
+
+
+@rule("diag")
+def diag_extract_backward(g, out, ins, node):
+    """z = diagonal k of a:  grad_a = zeros with g written on diagonal k."""
+    return (A.scatter_add(g, node._ctx, ins[0].shape, True),)
+
+
+@register("diag", methods=("diag",))
+def diag(x: Tensor, diagonal: int = 0) -> Tensor:
+    """A vector -> the square matrix with it on diagonal ``diagonal`` (0: main, >0: above);
+    a matrix -> its diagonal ``diagonal`` as a vector (a copy)."""
+    k = operator.index(diagonal)
+    xp = array_module(x._data)
+    if x._data.ndim == 1:
+        n = x.shape[0] + abs(k)
+        key = _diagonal_key(n, n, k)
+        data = xp.zeros((n, n), dtype=x._data.dtype)
+        data[key] = x._data
+        return make(data, (x,), diag_embed_backward, key)
+    if x._data.ndim == 2:
+        key = _diagonal_key(*x.shape, k)
+        return make(x._data[key], (x,), diag_extract_backward, key)
+    raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
+
+
+@rule("trace")
+def trace_backward(g, out, ins, node):
+    """z = sum_i a_ii:  dz/da = I (ones on the main diagonal)."""
+    n, m = ins[0].shape
+    like = g._data if isinstance(g, Tensor) else g
+    return (g * array_module(like).eye(n, m, dtype=like.dtype),)
+
+
+@register("trace", methods=("trace",))
+def trace(x: Tensor) -> Tensor:
+    """Sum of the main diagonal of a matrix."""
+    if x._data.ndim != 2:
+        raise ValueError(f"trace: expects a 2-D tensor, got shape {x.shape}")
+    return make(np.asarray(x._data.trace()), (x,), trace_backward)
+
+
+# ---------------------------------------------------------------------------
+# vector norms
+# ---------------------------------------------------------------------------
+
+
+def _kept(v, shape: tuple, dims, keepdim: bool):
+    """A reduction's result (or its gradient) with the reduced dims back as size 1."""
+    if keepdim or dims is None:
+        return v
+    return v.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
+
+
+@rule("vector_norm", reads=(0, "out"))
+def vector_norm_backward(g, out, ins, node):
+    """z = (sum_i |a_i|^p)^(1/p) over the reduced dims (PyTorch's rules, 0 where z = 0):
+
+    p = 2:        dz/da = a / z
+    p = inf/-inf: dz/da = sign(a) at the elements with |a| = z, split evenly among them
+    p = 0:        z counts nonzeros: no gradient
+    other p:      dz/da = sign(a) |a|^(p-1) / z^(p-1)   (0 at a = 0 when p < 1)
+    """
+    (a,) = ins
+    p, dims, keepdim = node._ctx
+    shape = a.shape
+    g = _kept(g, shape, dims, keepdim)
+    z = _kept(out, shape, dims, keepdim)
+    z_data = z._data if isinstance(z, Tensor) else z
+    a_data = a._data if isinstance(a, Tensor) else a
+    if p == 0:
+        return (g * A.zeros(shape, a),)
+    if math.isinf(p):
+        hit = (abs(a_data) == z_data) | (a_data != a_data)
+        count = hit.sum(axis=dims, keepdims=True)
+        return (A.sign(a) * (g * hit / count),)
+    z_is_zero = z_data == 0
+    if p == 2:  # dividing by inf where z = 0 gives the 0 without a 0/0
+        return (g * a / A.where(z_is_zero, float("inf"), z),)
+    scaled = A.sign(a) * abs(a) ** (p - 1)
+    if p < 1:
+        scaled = A.where(a_data == 0, 0.0, scaled)
+    return (scaled * (g / A.where(z_is_zero, float("inf"), z ** (p - 1))),)
+
+
+def _norm_order(ord, op: str) -> float:
+    if isinstance(ord, bool) or not isinstance(ord, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: ord must be a number (inf and -inf included), got {ord!r}")
+    return float(ord)
+
+
+def _vector_norm_array(data, p: float, dims, keepdim: bool):
+    xp = array_module(data)
+    mag = xp.abs(data)
+    if p == math.inf:
+        return mag.max(axis=dims, keepdims=keepdim)
+    if p == -math.inf:
+        return mag.min(axis=dims, keepdims=keepdim)
+    if p == 0:
+        return (mag != 0).sum(axis=dims, keepdims=keepdim).astype(data.dtype)
+    if p == 1:
+        return mag.sum(axis=dims, keepdims=keepdim)
+    if p == 2:
+        return xp.sqrt((mag * mag).sum(axis=dims, keepdims=keepdim))
+    return (mag ** p).sum(axis=dims, keepdims=keepdim) ** (1.0 / p)
+
+
+@register("vector_norm")
+def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``(sum |x_i|^ord)^(1/ord)`` over ``dim`` (all elements by default).
+
+    ``ord``: 2 (Euclidean), 1, any real, ``inf`` (max ``|x_i|``), ``-inf`` (min),
+    0 (the number of nonzeros).  Integer tensors are refused, as in PyTorch.
+    """
+    p = _norm_order(ord, "vector_norm")
+    if dtype is not None:
+        x = x.to(_dtype_of(dtype))
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"vector_norm: needs a floating tensor, got dtype {x._data.dtype}")
+    dims = normalize_dims(dim, x._data.ndim, "vector_norm")
+    if dims == ():  # PyTorch: dim=() means every dim
+        dims = None
+    keepdim = bool(keepdim)
+    if math.isinf(p) and x._data.size == 0:
+        raise ValueError(f"vector_norm: ord={ord} of an empty tensor (no maximum)")
+    with quiet():
+        data = _vector_norm_array(x._data, p, dims, keepdim)
+    return make(data, (x,), vector_norm_backward, (p, dims, keepdim))
+
+
+@register("norm", methods=("norm",))
+def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+    """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements by default).
+
+    ``p='fro'`` (the default) is the 2-norm of the elements; ``inf``, ``-inf``,
+    0 and any real ``p`` are :func:`vector_norm`'s.
+    """
+    if isinstance(p, str):
+        if p != "fro":
+            raise ValueError(f"norm: p={p!r} is not supported (use 'fro' or a number)")
+        p = 2
+    if p is None:
+        p = 2
+    if dim is not None and not isinstance(dim, (list, tuple)):
+        dim = (dim,)
+    return vector_norm(x, p, dim, keepdim, dtype=dtype)

@@ -1,0 +1,60 @@
+"""Triangular parts of matrices: ``tril`` and ``triu``.
+
+Both keep the elements on one side of a diagonal of the last two dimensions
+and zero the others, so the rule keeps the same elements of the gradient:
+``grad = where(mask, g, 0)`` with the same constant mask.
+"""
+from __future__ import annotations
+
+import operator
+
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.node import Tensor, array_module, make
+from taugrad.tensors.rule import register, rule
+
+
+def _mask(x: Tensor, diagonal, upper: bool, op: str):
+    """True where ``tril``/``triu`` keeps an element of the last two dims (broadcasts over the rest)."""
+    if x._data.ndim < 2:
+        raise ValueError(f"{op}: needs a tensor of at least 2 dimensions, got shape {x.shape}")
+    try:
+        k = operator.index(diagonal)
+    except TypeError:
+        raise TypeError(f"{op}: diagonal must be an int, got {diagonal!r}") from None
+    xp = array_module(x._data)
+    n, m = x._data.shape[-2:]
+    col_minus_row = xp.arange(m)[None, :] - xp.arange(n)[:, None]
+    return col_minus_row >= k if upper else col_minus_row <= k
+
+
+@rule("tril")
+def tril_backward(g, out, ins, node):
+    """z = a where mask else 0 (mask: the lower triangle):  dz/da = mask."""
+    return (A.where(node._ctx, g, 0.0),)
+
+
+@rule("triu")
+def triu_backward(g, out, ins, node):
+    """z = a where mask else 0 (mask: the upper triangle):  dz/da = mask."""
+    return (A.where(node._ctx, g, 0.0),)
+
+
+def _triangle(x: Tensor, diagonal, upper: bool, op: str) -> Tensor:
+    mask = _mask(x, diagonal, upper, op)
+    data = array_module(x._data).where(mask, x._data, 0).astype(x._data.dtype, copy=False)
+    return make(data, (x,), triu_backward if upper else tril_backward, mask)
+
+
+@register("tril", methods=("tril",))
+def tril(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The lower triangle of the last two dims: elements with ``col - row <= diagonal``, zeros elsewhere.
+
+    ``diagonal=0`` keeps the main diagonal, ``-1`` starts below it, ``1`` above.
+    """
+    return _triangle(x, diagonal, False, "tril")
+
+
+@register("triu", methods=("triu",))
+def triu(x: Tensor, diagonal: int = 0) -> Tensor:
+    """The upper triangle of the last two dims: elements with ``col - row >= diagonal``, zeros elsewhere."""
+    return _triangle(x, diagonal, True, "triu")
