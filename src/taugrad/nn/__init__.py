@@ -21,6 +21,17 @@ from taugrad.nn.layers import (
     Tanh,
 )
 from taugrad.nn.module import Module, Parameter, StateDictError
+from taugrad.nn import utils
+from taugrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU6, SiLU, Softmax, Softplus, Softsign
+from taugrad.nn.attention import MultiheadAttention
+from taugrad.nn.container import ModuleDict, ParameterDict, ParameterList
+from taugrad.nn.layers import Unflatten
+from taugrad.nn.loss import (
+    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+)
+from taugrad.nn.conv import Conv1d, Conv2d, ConvTranspose2d
+from taugrad.nn.normalization import BatchNorm1d, BatchNorm2d, Dropout2d, GroupNorm, Upsample
+from taugrad.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
 __all__ = [
     "Module",
@@ -39,6 +50,16 @@ __all__ = [
     "Embedding",
     "LayerNorm",
     "MLP",
+    "Conv1d", "Conv2d", "ConvTranspose2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
+    "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Dropout2d", "Upsample",
+    "Unflatten",
+    "ModuleDict", "ParameterList", "ParameterDict",
+    "Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid",
+    "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
+    "KLDivLoss",
+    "MultiheadAttention",
     "functional",
     "init",
+    "utils",
 ]

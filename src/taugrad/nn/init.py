@@ -1,6 +1,6 @@
 """Weight initialisation, as ``torch.nn.init``, drawing from a seedable NumPy generator.
 
-Every function fills ``tensor.data`` in place and returns the tensor.  Random
+Every function fills the tensor's values in place and returns the tensor.  Random
 numbers come from ``generator`` when given, else from taugrad's default
 generator, which ``taugrad.manual_seed(seed)`` (also available here as
 :func:`manual_seed`) resets, so seeding then building a model always gives the
@@ -27,6 +27,7 @@ __all__ = [
     "calculate_fan_in_and_fan_out",
     "uniform_",
     "normal_",
+    "trunc_normal_",
     "constant_",
     "zeros_",
     "ones_",
@@ -42,7 +43,7 @@ def _rng(generator: Optional[np.random.Generator]) -> np.random.Generator:
 
 
 def _fill(tensor: Any, values: Any) -> Any:
-    tensor.data[...] = values  # cast to the tensor's dtype; the array object is kept
+    tensor._data[...] = values  # cast to the tensor's dtype; the array object is kept
     if isinstance(tensor, Tensor):
         bump_version(tensor)  # a graph recorded before this change can no longer be backpropagated
     return tensor
@@ -50,7 +51,8 @@ def _fill(tensor: Any, values: Any) -> Any:
 
 def calculate_gain(nonlinearity: str, param: Optional[float] = None) -> float:
     """The gain that keeps activations' variance stable through ``nonlinearity`` (PyTorch's table)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity")
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+              "sigmoid", "identity")
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -89,6 +91,29 @@ def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Optional[np
 def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
     """Fill with samples of N(mean, std^2)."""
     return _fill(tensor, _rng(generator).normal(mean, std, size=tensor.shape))
+
+
+def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Optional[np.random.Generator] = None) -> Any:
+    """Fill with samples of N(mean, std^2) conditioned on ``a <= x <= b`` (absolute bounds, as PyTorch).
+
+    Drawn by rejection: out-of-range samples are redrawn until none is left,
+    which is the exact truncated distribution (PyTorch inverts the CDF instead;
+    the distribution is the same, the numbers are not).
+    """
+    if not a < b:
+        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+    rng = _rng(generator)
+    values = rng.normal(mean, std, size=tensor.shape)
+    outside = (values < a) | (values > b)
+    for _ in range(10_000):
+        if not outside.any():
+            break
+        values[outside] = rng.normal(mean, std, size=int(outside.sum()))
+        outside = (values < a) | (values > b)
+    else:  # an interval far in a tail: accept nothing outside it
+        raise ValueError(f"trunc_normal_: [{a}, {b}] is too far in the tail of N({mean}, {std}^2) to sample")
+    return _fill(tensor, values)
 
 
 def constant_(tensor: Any, value: float) -> Any:

@@ -29,6 +29,7 @@ __all__ = [
     "GELU",
     "Dropout",
     "Flatten",
+    "Unflatten",
     "Embedding",
     "LayerNorm",
     "Sequential",
@@ -71,7 +72,7 @@ class Linear(Module):
         # Stored as the transpose of an (in, out) array: the shape is PyTorch's, but
         # x @ W^T then multiplies two row-major arrays, the layout BLAS runs fastest
         # (the transposed one costs ~12% more per product on OpenBLAS, see linear()).
-        self.weight = Parameter(_empty((self.in_features, self.out_features), dtype).data.T)
+        self.weight = Parameter(_empty((self.in_features, self.out_features), dtype)._data.T)
         if bias:
             self.bias = _empty((self.out_features,), dtype)
         else:
@@ -98,7 +99,7 @@ class Linear(Module):
 
     def _checked_input(self, x: Any) -> Tensor:
         x = _as_tensor(x)
-        shape = x.data.shape
+        shape = x._data.shape
         if not shape or shape[-1] != self.in_features:
             raise ValueError(f"Linear({self.in_features}, {self.out_features}) expects inputs whose last dimension "
                              f"is {self.in_features}, got shape {tuple(x.shape)}")
@@ -127,7 +128,7 @@ class Embedding(Module):
         init.normal_(self.weight)
 
     def forward(self, indices: Any) -> Tensor:
-        index = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+        index = np.asarray(indices._data if isinstance(indices, Tensor) else indices)
         if index.dtype.kind not in "iu":
             raise TypeError(f"Embedding expects integer indices, got dtype {index.dtype}")
         if index.size and (index.min() < 0 or index.max() >= self.num_embeddings):
@@ -194,7 +195,8 @@ class LayerNorm(Module):
         return out
 
     def extra_repr(self) -> str:
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}")
 
 
 # ---------------------------------------------------------------------------
@@ -210,10 +212,17 @@ class Identity(Module):
 
 
 class ReLU(Module):
-    """``max(x, 0)`` elementwise."""
+    """``max(x, 0)`` elementwise (``inplace=True`` is accepted, computed out of place, shown in the repr)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Any) -> Tensor:
         return _as_tensor(x).relu()
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -257,18 +266,19 @@ class Dropout(Module):
     (``taugrad.manual_seed``).
     """
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         p = float(p)
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability must be in [0, 1], got {p}")
         self.p = p
+        self.inplace = inplace  # accepted for PyTorch code; computed out of place
 
     def forward(self, x: Any) -> Tensor:
         return dropout(_as_tensor(x), self.p, training=self.training)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Flatten(Module):
@@ -284,6 +294,27 @@ class Flatten(Module):
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dimension ``dim`` into ``unflattened_size`` (the inverse of :class:`Flatten`; one entry may be -1)."""
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        self.dim = dim
+        self.unflattened_size = tuple(unflattened_size) if not isinstance(unflattened_size, tuple) \
+            else unflattened_size
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        shape = tuple(x.shape)
+        d = self.dim + len(shape) if self.dim < 0 else self.dim
+        if not 0 <= d < len(shape):
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for an input of shape {shape}")
+        return x.reshape(shape[:d] + tuple(self.unflattened_size) + shape[d + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
 
 
 # ---------------------------------------------------------------------------
@@ -377,9 +408,38 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __getitem__(self, index: int) -> Module:
+    def __getitem__(self, index: Union[int, slice]) -> Any:
         modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return ModuleList(modules[index])
         return modules[_position(index, len(modules))]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        self.add_module(str(_position(index, len(self._modules))), module)
+
+    def insert(self, index: int, module: Module) -> None:
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._modules.clear()
+        for position, item in enumerate(modules):
+            self.add_module(str(position), item)
+
+    def __repr__(self) -> str:
+        """PyTorch's layout, with runs of identical modules shown once: ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(module) for module in self]
+        if not reprs:
+            return "ModuleList()" if type(self) is ModuleList else f"{type(self).__name__}()"
+        runs = []  # [first, last, text]
+        for index, text in enumerate(reprs):
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = index
+            else:
+                runs.append([index, index, text])
+        lines = []
+        for first, last, text in runs:
+            label = f"({first}): {text}" if first == last else f"({first}-{last}): {last - first + 1} x {text}"
+            lines.append(label.replace("\n", "\n  "))
+        return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
 
 
 def _position(index: Any, length: int) -> int:

@@ -20,6 +20,8 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
+from taugrad.tensors.device import parse_to, unavailable
+from taugrad.tensors.device import device as Device
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.node import Tensor
@@ -38,7 +40,7 @@ class Parameter(Tensor):
         if data is None:
             data = np.empty(0, dtype=np.float32)
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         super().__init__(data, requires_grad=requires_grad)
 
     def __repr__(self) -> str:
@@ -57,7 +59,7 @@ class IncompatibleKeys(NamedTuple):
 def _as_array(value: Any, key: str) -> np.ndarray:
     """The ndarray inside a state-dict value: a Tensor, an ndarray or anything array-like (a torch tensor)."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     try:
         array = np.asarray(value)
     except Exception as err:  # e.g. a torch tensor that requires grad
@@ -293,7 +295,7 @@ class Module:
             if set_to_none:
                 param.grad = None
             else:
-                param.grad.data[...] = 0
+                param.grad._data[...] = 0
 
     def train(self, mode: bool = True) -> "Module":
         """Training mode (``mode=True``) or evaluation mode, for this module and all submodules."""
@@ -311,6 +313,49 @@ class Module:
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
+
+    # -- devices and dtypes -----------------------------------------------------------
+
+    def to(self, *args: Any, **kwargs: Any) -> "Module":
+        """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``, in place; returns self.
+
+        The only device is the CPU (another raises ``RuntimeError``).  A dtype
+        converts the floating parameters and buffers (and their gradients) in
+        place, as PyTorch: each keeps its identity, so an optimizer built
+        before still holds them; integer buffers (counters) keep their dtype.
+        """
+        _, dtype, _, _ = parse_to("Module.to", args, kwargs)
+        if dtype is None:
+            return self
+        if dtype.kind not in "fc":
+            raise TypeError(f"Module.to: only floating or complex dtypes convert a module, got {dtype}")
+        for t in list(self.parameters()) + list(self.buffers()):
+            if t._data.dtype.kind in "fc" and t._data.dtype != dtype:
+                t._data = t._data.astype(dtype)
+                if t._grad is not None:
+                    t._grad = Tensor(t._grad._data.astype(dtype))
+        return self
+
+    def cpu(self) -> "Module":
+        """Self: every module is on the CPU."""
+        return self
+
+    def cuda(self, device: Any = None) -> "Module":
+        """Always a ``RuntimeError``: there is no CUDA device."""
+        raise unavailable(Device("cuda", device) if device is None or isinstance(device, int) else Device(device),
+                          "Module.cuda")
+
+    def half(self) -> "Module":
+        """``to(float16)``: floating parameters and buffers become float16, in place."""
+        return self.to(np.dtype(np.float16))
+
+    def float(self) -> "Module":
+        """``to(float32)``: floating parameters and buffers become float32, in place."""
+        return self.to(np.dtype(np.float32))
+
+    def double(self) -> "Module":
+        """``to(float64)``: floating parameters and buffers become float64, in place."""
+        return self.to(np.dtype(np.float64))
 
     # -- state dict -------------------------------------------------------------------
 
@@ -374,14 +419,14 @@ class Module:
             if key not in state_dict:
                 continue
             array = _as_array(state_dict[key], key)
-            if array.shape != target.data.shape:
+            if array.shape != target._data.shape:
                 problems.append(f"size mismatch for {key}: shape {array.shape} in the state dict, "
-                                f"{target.data.shape} in the model")
+                                f"{target._data.shape} in the model")
             arrays[key] = array
         if problems:
             raise StateDictError(f"cannot load state dict into {type(self).__name__}: " + "; ".join(problems))
         for key, array in arrays.items():
-            targets[key].data[...] = array  # in place: optimizers keep pointing at the same arrays
+            targets[key]._data[...] = array  # in place: optimizers keep pointing at the same arrays
             bump_version(targets[key])
         return IncompatibleKeys(missing, unexpected)
 

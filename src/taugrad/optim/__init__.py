@@ -4,8 +4,13 @@
 >>> opt.zero_grad(); loss.backward(); opt.step()
 """
 from taugrad.optim import lr_scheduler
+from taugrad.optim.adadelta import Adadelta
+from taugrad.optim.adagrad import Adagrad
 from taugrad.optim.adam import Adam, AdamW
+from taugrad.optim.adamax import Adamax
+from taugrad.optim.nadam import NAdam
 from taugrad.optim.optimizer import Optimizer
+from taugrad.optim.rmsprop import RMSprop
 from taugrad.optim.sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "lr_scheduler"]

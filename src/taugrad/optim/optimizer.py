@@ -1,8 +1,7 @@
 """The base class of the optimizers: parameter groups, per-parameter state, zero_grad.
 
-An optimizer only reads ``p.data`` (an ndarray) and ``p.grad`` (a Tensor whose
-``.data`` is an ndarray, a plain ndarray, or ``None`` for "no gradient, skip")
-and updates ``p.data`` *in place*, so every reference to the parameter sees the
+An optimizer only reads ``p``'s array and ``p.grad`` (a Tensor, a plain
+ndarray, or ``None`` for "no gradient, skip") and updates the array *in place*, so every reference to the parameter sees the
 new values (for a Tensor it also bumps the version counter, so a graph recorded
 before the step refuses to backpropagate, as in PyTorch).  The layout of ``param_groups`` and of ``state_dict()`` follows
 ``torch.optim`` (groups are dicts of hyperparameters plus ``"params"``; state is
@@ -28,11 +27,12 @@ def grad_array(param: Any) -> Optional[np.ndarray]:
     grad = getattr(param, "grad", None)
     if grad is None:
         return None
-    array = grad if isinstance(grad, np.ndarray) else getattr(grad, "data", None)
+    array = grad if isinstance(grad, np.ndarray) else getattr(grad, "_data", None)
     if not isinstance(array, np.ndarray):
         raise TypeError(f"parameter gradient must be a Tensor or an ndarray, got {type(grad).__name__}")
-    if array.shape != param.data.shape:
-        raise ValueError(f"gradient of shape {array.shape} does not match its parameter's shape {param.data.shape}")
+    if array.shape != array_of(param).shape:
+        raise ValueError(f"gradient of shape {array.shape} does not match its parameter's shape "
+                         f"{array_of(param).shape}")
     return array
 
 
@@ -84,7 +84,7 @@ class Optimizer:
         params = [params] if _is_parameter(params) else list(params)
         for p in params:
             if not _is_parameter(p):
-                raise TypeError(f"optimizer can only update Tensors with an ndarray .data, got {type(p).__name__}")
+                raise TypeError(f"optimizer can only update Tensors, got {type(p).__name__}")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if len({id(p) for p in params}) != len(params) or any(id(p) in seen for p in params):
             raise ValueError("a parameter appears more than once in the optimizer's parameter groups")
@@ -123,7 +123,7 @@ class Optimizer:
                 grad = grad_array(p)
                 if grad is None:
                     continue
-                self._update(p.data, grad, self.state.setdefault(id(p), {}), group)
+                self._update(array_of(p), grad, self.state.setdefault(id(p), {}), group)
                 if isinstance(p, Tensor):
                     bump_version(p)  # a graph recorded before the step can no longer be backpropagated
         return loss
@@ -171,15 +171,15 @@ class Optimizer:
             entry = {}
             for name, value in saved_state[index].items():
                 if value is not None and not isinstance(value, (int, float)):
-                    array = value if isinstance(value, np.ndarray) else getattr(value, "data", value)
+                    array = value if isinstance(value, np.ndarray) else getattr(value, "_data", value)
                     if np.ndim(array) == 0:  # a counter such as 'step' (PyTorch keeps it as a 0-d tensor)
                         entry[name] = np.asarray(array).item()
                         continue
-                    value = np.array(array, dtype=p.data.dtype)  # a copy: the state dict stays untouched
-                    if value.shape != p.data.shape:
+                    value = np.array(array, dtype=array_of(p).dtype)  # a copy: the state dict stays untouched
+                    if value.shape != array_of(p).shape:
                         raise ValueError(
                             f"optimizer state {name!r} of parameter {index} has shape {value.shape}, "
-                            f"the parameter has shape {p.data.shape}"
+                            f"the parameter has shape {array_of(p).shape}"
                         )
                 entry[name] = value
             new_state[id(p)] = entry
@@ -199,5 +199,12 @@ class Optimizer:
         return "\n".join(lines)
 
 
+def array_of(param: Any) -> np.ndarray:
+    """The array an optimizer updates: a Tensor's own, or the ``.data`` array of a parameter-like object."""
+    return param._data if isinstance(param, Tensor) else param.data
+
+
 def _is_parameter(obj: Any) -> bool:
-    return not isinstance(obj, np.ndarray) and isinstance(getattr(obj, "data", None), np.ndarray)
+    """A Tensor, or any object holding an ndarray ``.data`` and a ``.grad`` (the scalar trainer's flat view)."""
+    return isinstance(obj, Tensor) or (not isinstance(obj, np.ndarray)
+                                       and isinstance(getattr(obj, "data", None), np.ndarray))

@@ -1,0 +1,75 @@
+"""Scaled dot-product attention (``torch.nn.functional.scaled_dot_product_attention``)."""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.ops.losses import dropout, softmax
+
+__all__ = ["scaled_dot_product_attention"]
+
+
+def _tensor(x: Any, name: str) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except TypeError as error:
+        raise TypeError(f"scaled_dot_product_attention: {name} must be a Tensor, got {type(x).__name__} ({error})") from None
+
+
+def attention_bias(L: int, S: int, attn_mask: Any, is_causal: bool, dtype: Any) -> Optional[np.ndarray]:
+    """The additive bias: 0 where a query may attend a key, -inf where not (None: no mask at all).
+
+    A boolean ``attn_mask`` says where attending is *allowed* (True), as in
+    PyTorch's scaled_dot_product_attention; a floating one is added as it is.
+    """
+    bias = None
+    if is_causal:
+        if attn_mask is not None:
+            raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both")
+        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
+    if attn_mask is not None:
+        mask = attn_mask._data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        if mask.dtype == np.bool_:
+            bias = np.where(mask, 0.0, -np.inf).astype(dtype)
+        else:
+            return attn_mask if isinstance(attn_mask, Tensor) else mask.astype(dtype, copy=False)
+    return bias
+
+
+def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: Optional[float] = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    r"""``softmax(q k^T * scale + bias) v`` over the last two dimensions, batch dims broadcast.
+
+    ``q`` is (..., L, E), ``k`` (..., S, E), ``v`` (..., S, Ev); ``scale``
+    defaults to ``1 / sqrt(E)``.  ``is_causal=True`` lets query ``i`` see keys
+    ``j <= i`` (the top-left aligned lower triangle, as PyTorch).  ``attn_mask``:
+    boolean (True = may attend) or floating (added to the scores), broadcast
+    to (..., L, S).  A query that may attend no key gets nan, as PyTorch's
+    reference formula.  ``dropout_p`` drops attention weights (always applied
+    when > 0, as in PyTorch: pass 0.0 in evaluation).
+    """
+    if enable_gqa:
+        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
+    q, k, v = _tensor(query, "query"), _tensor(key, "key"), _tensor(value, "value")
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise ValueError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions, got "
+                         f"shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    if q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"scaled_dot_product_attention: query (..., L, E), key (..., S, E) and value (..., S, Ev) "
+                         f"do not fit: {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    L, S = q.shape[-2], k.shape[-2]
+    factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.transpose(-2, -1)) * factor
+    bias = attention_bias(L, S, attn_mask, is_causal, q._data.dtype)
+    if bias is not None:
+        scores = scores + (bias if isinstance(bias, Tensor) else constant(bias))
+    weights = softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, training=True)
+    return weights @ v

@@ -1,0 +1,157 @@
+"""Losses of ``torch.nn.functional`` composed from registered Tensor ops (the fused ones are in
+:mod:`taugrad.tensors.ops.losses`: ``cross_entropy``, ``nll_loss``, ``mse_loss``,
+``binary_cross_entropy_with_logits``).
+
+Every loss takes ``reduction`` (``'mean'``, ``'sum'`` or ``'none'``; ``kl_div``
+also ``'batchmean'``) and PyTorch's deprecated ``size_average``/``reduce``.
+Input and target must have the same shape (``weight`` broadcasts), as PyTorch
+requires for these losses apart from a warning it gives instead.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.ops import losses as _fused
+from taugrad.tensors.ops.elementwise import where
+from taugrad.tensors.ops.losses import legacy_reduction
+
+__all__ = [
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "kl_div",
+]
+
+_LOG_FLOOR = -100.0  # PyTorch clamps the logs of binary_cross_entropy here, so p = 0 or 1 gives a finite loss
+
+
+def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
+    if reduction == "none":
+        return losses
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "mean":
+        return losses.mean()
+    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _pair(input: Any, target: Any, op: str):
+    """(input, target) as Tensors of one floating dtype and one shape."""
+    x = _fused._input_tensor(input, op)
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"{op}: input must be floating, got dtype {x._data.dtype}")
+    y = _fused._target_like(target, x)
+    _fused._same_shape(x, y, op)
+    return x, y
+
+
+def l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``|input - target|``, reduced (gradient 0 where they are equal, as PyTorch)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, y = _pair(input, target, "l1_loss")
+    return _reduce((x - y).abs(), reduction, "l1_loss")
+
+
+def smooth_l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
+    r"""``0.5 d^2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta`` (``d = input - target``); ``beta=0`` is L1."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    x, y = _pair(input, target, "smooth_l1_loss")
+    d = x - y
+    if beta == 0:
+        return _reduce(d.abs(), reduction, "smooth_l1_loss")
+    a = d.abs()
+    return _reduce(where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta), reduction, "smooth_l1_loss")
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0,
+               weight: Optional[Any] = None) -> Tensor:
+    r"""``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``; ``= delta * smooth_l1(beta=delta)``."""
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    x, y = _pair(input, target, "huber_loss")
+    d = x - y
+    a = d.abs()
+    losses = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    if weight is not None:
+        losses = losses * _fused._target_like(weight, x)
+    return _reduce(losses, reduction, "huber_loss")
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Optional[Any] = None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    r"""``-w (y log p + (1 - y) log(1 - p))`` for probabilities ``p`` in [0, 1].
+
+    Each log is clamped at -100 as in PyTorch, so ``p = 0`` or ``1`` gives a
+    finite loss.  The gradient is PyTorch's ``w (p - y) / (p (1 - p))`` except
+    where ``p`` or ``1 - p`` is below ``exp(-100)`` (about 4e-44), where it is 0
+    here (PyTorch divides by ``max(p (1 - p), 1e-12)`` there).  Prefer
+    :func:`binary_cross_entropy_with_logits`, stable for any logit.
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    p, y = _pair(input, target, "binary_cross_entropy")
+    data = p._data
+    if data.size and not (np.all(data >= 0) and np.all(data <= 1)):  # written so that nan fails too
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    floor = math.exp(_LOG_FLOOR)
+    log_p = p.clip(floor, None).log()
+    log_q = (1.0 - p).clip(floor, None).log()
+    losses = -(y * log_p + (1.0 - y) * log_q)
+    if weight is not None:
+        losses = losses * _fused._target_like(weight, p)
+    return _reduce(losses, reduction, "binary_cross_entropy")
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Optional[Any] = None, size_average=None,
+                                     reduce=None, reduction: str = "mean", pos_weight: Optional[Any] = None) -> Tensor:
+    r"""Binary cross-entropy of ``sigmoid(x)`` against ``y``, stable for any logit ``x``.
+
+    ``loss = w (pos_weight y softplus(-x) + (1 - y) softplus(x))``: ``pos_weight``
+    (broadcast along the last dimension, one per class) scales the positive
+    term, ``weight`` every element.  Without either it is one fused op.
+    Written as ``bce(x, y) + (pos_weight - 1) y bce(x, 1)`` with the fused
+    ``bce``, so the gradient is exact everywhere (also at ``x = 0``).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    if weight is None and pos_weight is None:
+        return _fused.binary_cross_entropy_with_logits(input, target, reduction=reduction)
+    x, y = _pair(input, target, "binary_cross_entropy_with_logits")
+    losses = _fused.binary_cross_entropy_with_logits(x, y, reduction="none")
+    if pos_weight is not None:
+        ones = constant(np.ones(x.shape, dtype=x._data.dtype))
+        positive = _fused.binary_cross_entropy_with_logits(x, ones, reduction="none")
+        losses = losses + (_fused._target_like(pos_weight, x) - 1.0) * y * positive
+    if weight is not None:
+        losses = losses * _fused._target_like(weight, x)
+    return _reduce(losses, reduction, "binary_cross_entropy_with_logits")
+
+
+def kl_div(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
+           log_target: bool = False) -> Tensor:
+    r"""Kullback-Leibler divergence with ``input`` holding *log*-probabilities, as PyTorch.
+
+    Pointwise ``y (log y - x)`` (0 where ``y = 0``), or ``exp(y) (y - x)`` with
+    ``log_target=True``.  ``reduction="batchmean"`` divides the sum by the batch
+    size (``input.shape[0]``), which is the mathematical KL divergence;
+    ``"mean"`` divides by the number of elements (PyTorch's default, which it
+    warns about).
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x, y = _pair(input, target, "kl_div")
+    if log_target:
+        losses = y.exp() * (y - x)
+    else:
+        positive = y > 0
+        safe = where(positive, y, constant(np.ones(y.shape, dtype=y._data.dtype)))
+        losses = where(positive, y * safe.log(), constant(np.zeros(y.shape, dtype=y._data.dtype))) - y * x
+    if reduction == "batchmean":
+        return losses.sum() / (x.shape[0] if x.ndim else 1)
+    return _reduce(losses, reduction, "kl_div")
