@@ -77,7 +77,7 @@ def train_taugrad(X_train, y_train, seed, epochs=12, batch_size=128, lr=8e-3, hi
 
     def predict(X):
         with taugrad.no_grad():
-            return model(((X - mean) / std).astype(np.float32)).data.argmax(axis=1)
+            return model(((X - mean) / std).astype(np.float32)).numpy().argmax(axis=1)
 
     return predict
 

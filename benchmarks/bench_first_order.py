@@ -100,7 +100,7 @@ def tensor_workload():
         loss.backward()
         with taugrad.no_grad():
             for p in params:
-                p.data -= 0.01 * p.grad.data
+                p._data -= 0.01 * p.grad._data
                 p.grad = None
 
     return run

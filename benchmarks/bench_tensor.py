@@ -163,12 +163,12 @@ def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray], fused_l
         loss = F.cross_entropy(layer(h, w3, b3), y)
         loss.backward()
         for p in params:  # the same SGD update on the arrays as the NumPy engine
-            sgd_update(p.data, p.grad.data)
+            sgd_update(p._data, p.grad._data)  # the arrays, as the NumPy engine
             p.grad = None
-        return float(loss.data)
+        return float(loss._data)
 
     # in NumPy's (in, out) layout for the agreement check (views: they follow the updates)
-    step.params = [p.data.T if (fused_linear and p.ndim == 2) else p.data for p in params]  # type: ignore[attr-defined]
+    step.params = [p._data.T if (fused_linear and p.ndim == 2) else p._data for p in params]  # type: ignore[attr-defined]
     return step
 
 
@@ -192,8 +192,8 @@ def taugrad_nn_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> C
                           nn.Linear(SIZES[2], SIZES[3]))
     layers = [m for m in model.children() if isinstance(m, nn.Linear)]
     for layer, w, b in zip(layers, init[0::2], init[1::2]):
-        layer.weight.data[...] = w.T
-        layer.bias.data[...] = b
+        layer.weight._data[...] = w.T
+        layer.bias._data[...] = b
     params = [p for layer in layers for p in (layer.weight, layer.bias)]
     inputs = taugrad.Tensor(x)
 
@@ -201,11 +201,11 @@ def taugrad_nn_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> C
         loss = F.cross_entropy(model(inputs), y)
         loss.backward()
         for p in params:
-            sgd_update(p.data, p.grad.data)
+            sgd_update(p._data, p.grad._data)  # the arrays, as the NumPy engine
             p.grad = None
-        return float(loss.data)
+        return float(loss._data)
 
-    step.params = [p.data.T if p.ndim == 2 else p.data for p in params]  # type: ignore[attr-defined]
+    step.params = [p._data.T if p.ndim == 2 else p._data for p in params]  # type: ignore[attr-defined]
     return step
 
 

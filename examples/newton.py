@@ -47,12 +47,12 @@ def newton(f, x0, tol=1e-12, max_steps=20):
     x = taugrad.tensor(x0, dtype="float64")
     history = []
     for step in range(max_steps):
-        g = grad_f(x).data
+        g = grad_f(x).numpy()
         history.append((step, f(x).item(), float(np.linalg.norm(g))))
         if np.linalg.norm(g) < tol:
             break
-        H = hess_f(x).data  # shape (4, 4): x.shape + x.shape
-        x = taugrad.tensor(x.data - np.linalg.solve(H, g), dtype="float64")
+        H = hess_f(x).numpy()  # shape (4, 4): x.shape + x.shape
+        x = taugrad.tensor(x.numpy() - np.linalg.solve(H, g), dtype="float64")
     return x, history
 
 
@@ -76,8 +76,8 @@ def main() -> int:
     print(f"{'step':>4}  {'f(x)':>22}  {'|grad f(x)|':>12}")
     for step, value, gnorm in history:
         print(f"{step:>4}  {value:>22.16f}  {gnorm:>12.3e}")
-    residual = A @ x.data - B + x.data**3  # the gradient in closed form, computed without taugrad
-    print(f"x* = {np.array2string(x.data, precision=10)}")
+    residual = A @ x.numpy() - B + x.numpy()**3  # the gradient in closed form, computed without taugrad
+    print(f"x* = {np.array2string(x.numpy(), precision=10)}")
     print(f"closed-form gradient at x*: |A x - b + x^3| = {np.linalg.norm(residual):.1e}")
     print(f"converged in {len(history) - 1} Newton steps")
 

@@ -15,10 +15,10 @@ def _model_with_known_weights():
     """Linear(2, 3) -> ReLU -> Linear(3, 1); hidden unit 2 can never fire (weights and bias negative)."""
     model = nn.Sequential(nn.Linear(2, 3, dtype="float64"), nn.ReLU(), nn.Linear(3, 1, dtype="float64"))
     first, _, last = model.children()
-    first.weight.data[...] = [[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]
-    first.bias.data[...] = [0.0, 0.0, -5.0]
-    last.weight.data[...] = [[1.0, 2.0, 3.0]]
-    last.bias.data[...] = [0.5]
+    first.weight.detach().numpy()[...] = [[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]
+    first.bias.detach().numpy()[...] = [0.0, 0.0, -5.0]
+    last.weight.detach().numpy()[...] = [[1.0, 2.0, 3.0]]
+    last.bias.detach().numpy()[...] = [0.5]
     return model
 
 
@@ -63,7 +63,7 @@ def test_epoch_means_and_eval_passes_do_not_count():
 def test_table_flags_dead_relus_and_vanishing_layers():
     model = _model_with_known_weights()
     first = list(model.children())[0]
-    first.bias.data[...] = -100.0  # every hidden unit dead: the first layer gets no gradient
+    first.bias.detach().numpy()[...] = -100.0  # every hidden unit dead: the first layer gets no gradient
     monitor = GradientFlowMonitor(model)
     model(taugrad.tensor(np.ones((4, 2)))).sum().backward()
     monitor.record_gradients()

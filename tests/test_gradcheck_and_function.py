@@ -91,7 +91,7 @@ def test_integer_outputs_are_not_checked():
     assert gradcheck(lambda a: (a * 2, a.argmax()), [x])
 
 
-@pytest.mark.parametrize("returned, name", [(lambda a: a.data, "ndarray"), (lambda a: 1.0, "float")])
+@pytest.mark.parametrize("returned, name", [(lambda a: a.detach().numpy(), "ndarray"), (lambda a: 1.0, "float")])
 def test_output_of_the_wrong_type_is_a_one_line_type_error(returned, name):
     x, _ = both()
     with pytest.raises(TypeError, match=f"^gradcheck: f returned {name}; expected a Tensor or a tuple/list of Tensors$"):
@@ -209,7 +209,7 @@ def test_aux_comes_back_detached(transform):
     aux = transform(_with_aux, x)
     assert aux.requires_grad is t_aux.requires_grad is False
     assert not aux._prev
-    np.testing.assert_allclose(aux.data, t_aux.detach().numpy())
+    np.testing.assert_allclose(aux.detach().numpy(), t_aux.detach().numpy())
 
 
 def test_aux_in_a_container_is_detached_too():
@@ -224,12 +224,12 @@ def test_keyword_arguments_are_passed_through_undifferentiated():
 
     x, tx = both(requires_grad=False)
     expected = torch.func.grad(f)(tx, scale=2.0).numpy()
-    np.testing.assert_allclose(func.grad(f)(x, scale=2.0).data, expected)
+    np.testing.assert_allclose(func.grad(f)(x, scale=2.0).detach().numpy(), expected)
     value, g = func.value_and_grad(f)(x, scale=2.0)
-    np.testing.assert_allclose(g.data, expected)
-    assert float(value.data) == pytest.approx(float(f(tx, scale=2.0)))
-    np.testing.assert_allclose(func.grad_and_value(f)(x, scale=2.0)[0].data, expected)
-    np.testing.assert_allclose(func.jacobian(f)(x, scale=2.0).data, expected)
+    np.testing.assert_allclose(g.detach().numpy(), expected)
+    assert float(value.detach().numpy()) == pytest.approx(float(f(tx, scale=2.0)))
+    np.testing.assert_allclose(func.grad_and_value(f)(x, scale=2.0)[0].detach().numpy(), expected)
+    np.testing.assert_allclose(func.jacobian(f)(x, scale=2.0).detach().numpy(), expected)
     # torch.func.hessian itself takes no keywords: bind them for the reference
     expected_h = torch.func.hessian(functools.partial(f, scale=2.0))(tx).numpy()
-    np.testing.assert_allclose(func.hessian(f)(x, scale=2.0).data, expected_h)
+    np.testing.assert_allclose(func.hessian(f)(x, scale=2.0).detach().numpy(), expected_h)

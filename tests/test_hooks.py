@@ -14,7 +14,7 @@ def _pair(values):
 
 
 def _close(ours, theirs):
-    np.testing.assert_allclose(ours.data if hasattr(ours, "data") and not isinstance(ours, torch.Tensor) else ours,
+    np.testing.assert_allclose(ours.detach().numpy() if hasattr(ours, "data") and not isinstance(ours, torch.Tensor) else ours,
                                theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
@@ -159,8 +159,8 @@ def test_forward_hook_sees_module_inputs_output_like_torch():
     records = {}
     for lib, module in (("taugrad", nn.Linear(2, 3, dtype="float64")), ("torch", torch.nn.Linear(2, 3).double())):
         with torch.no_grad():
-            module.weight.data[...] = torch.tensor(weights) if lib == "torch" else weights
-            module.bias.data[...] = 0
+            module.weight.detach().numpy()[...] = torch.tensor(weights) if lib == "torch" else weights
+            module.bias.detach().numpy()[...] = 0
         module.register_forward_hook(lambda m, inputs, output, lib=lib: records.setdefault(
             lib, (type(m).__name__, len(inputs), np.array(output.tolist()))))
         x = np.ones((4, 2))
@@ -172,18 +172,18 @@ def test_forward_hook_sees_module_inputs_output_like_torch():
 def test_forward_hook_can_replace_the_output_and_be_removed():
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1))
     first, relu, last = model.children()
-    first.weight.data[...] = 0.5  # ReLU active: without the hook the output is not just the bias
-    first.bias.data[...] = 0.5
-    last.weight.data[...] = 1.0
+    first.weight.detach().numpy()[...] = 0.5  # ReLU active: without the hook the output is not just the bias
+    first.bias.detach().numpy()[...] = 0.5
+    last.weight.detach().numpy()[...] = 1.0
     handle = relu.register_forward_hook(lambda m, inputs, output: output * 0)
     x = taugrad.ones(5, 2)
     out = model(x)
     bias = list(model.children())[2].bias
-    np.testing.assert_allclose(out.data, np.broadcast_to(bias.data, (5, 1)))
+    np.testing.assert_allclose(out.detach().numpy(), np.broadcast_to(bias.detach().numpy(), (5, 1)))
     out.sum().backward()  # the replacement is part of the graph
-    assert np.all(list(model.children())[0].weight.grad.data == 0)
+    assert np.all(list(model.children())[0].weight.grad.numpy() == 0)
     handle.remove()
-    assert not np.allclose(model(x).data, np.broadcast_to(bias.data, (5, 1)))
+    assert not np.allclose(model(x).detach().numpy(), np.broadcast_to(bias.detach().numpy(), (5, 1)))
 
 
 def test_forward_hooks_run_in_order_and_none_keeps_the_output():

@@ -41,12 +41,12 @@ def test_load_state_dict_takes_torchs_keys_for_a_shared_submodule_and_round_trip
     result = ours.load_state_dict(theirs.state_dict())  # strict: every key of torch's dict must fit
     assert result.missing_keys == [] and result.unexpected_keys == []
     for (name, mine), (_, torchs) in zip(ours.named_parameters(), theirs.named_parameters()):
-        np.testing.assert_array_equal(mine.data, torchs.detach().numpy(), err_msg=name)
+        np.testing.assert_array_equal(mine.detach().numpy(), torchs.detach().numpy(), err_msg=name)
 
     copy, _ = twice_shared_pair()
-    copy.load_state_dict({key: value.data.copy() for key, value in ours.state_dict().items()})
+    copy.load_state_dict({key: value.detach().numpy().copy() for key, value in ours.state_dict().items()})
     for key, value in ours.state_dict().items():
-        np.testing.assert_array_equal(copy.state_dict()[key].data, value.data, err_msg=key)
+        np.testing.assert_array_equal(copy.state_dict()[key].detach().numpy(), value.detach().numpy(), err_msg=key)
 
 
 class Tied(nn.Module):
@@ -71,7 +71,7 @@ def test_tied_weights_appear_in_the_state_dict_under_both_names_as_torch():
     assert names(ours.named_parameters()) == names(theirs.named_parameters()) == ["a.weight", "a.bias", "b.bias"]
     ours.load_state_dict(theirs.state_dict())
     assert ours.b.weight is ours.a.weight
-    np.testing.assert_array_equal(ours.a.weight.data, theirs.a.weight.detach().numpy())
+    np.testing.assert_array_equal(ours.a.weight.detach().numpy(), theirs.a.weight.detach().numpy())
 
 
 # ---------------------------------------------------------------------------

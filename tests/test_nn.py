@@ -134,13 +134,13 @@ def test_train_eval_and_dropout():
     x = Tensor(np.ones((1000, 3)))
     drop = nn.Dropout(0.25)
     nn.init.manual_seed(0)
-    out = drop(x).data
+    out = drop(x).detach().numpy()
     kept = out != 0
     assert 0.7 < kept.mean() < 0.8
     np.testing.assert_allclose(out[kept], 1 / 0.75)
     drop.eval()
-    np.testing.assert_array_equal(drop(x).data, x.data)
-    np.testing.assert_array_equal(nn.Dropout(1.0)(x).data, 0.0)
+    np.testing.assert_array_equal(drop(x).detach().numpy(), x.detach().numpy())
+    np.testing.assert_array_equal(nn.Dropout(1.0)(x).detach().numpy(), 0.0)
 
 
 def test_zero_grad():
@@ -148,7 +148,7 @@ def test_zero_grad():
     model(np.ones((4, 3), np.float32)).sum().backward()
     assert all(p.grad is not None for p in model.parameters())
     model.zero_grad(set_to_none=False)
-    assert all(np.all(p.grad.data == 0) for p in model.parameters())
+    assert all(np.all(p.grad.numpy() == 0) for p in model.parameters())
     model.zero_grad()
     assert all(p.grad is None for p in model.parameters())
 
@@ -164,7 +164,7 @@ def test_repr_shows_structure():
 
 
 def _torch_state(state):
-    return {k: torch.from_numpy(np.array(v.data if isinstance(v, Tensor) else v)) for k, v in state.items()}
+    return {k: torch.from_numpy(np.array(v.detach().numpy() if isinstance(v, Tensor) else v)) for k, v in state.items()}
 
 
 def test_state_dict_round_trip_with_torch_gives_identical_outputs():
@@ -172,14 +172,14 @@ def test_state_dict_round_trip_with_torch_gives_identical_outputs():
     ours, theirs = Net().eval(), TorchNet().eval()
 
     theirs.load_state_dict(_torch_state(ours.state_dict()))  # taugrad -> torch
-    np.testing.assert_allclose(ours(idx).data, t2n(theirs(torch.from_numpy(idx))), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours(idx).detach().numpy(), t2n(theirs(torch.from_numpy(idx))), rtol=1e-12, atol=1e-12)
 
     torch.manual_seed(1)
     fresh = TorchNet().eval()
     ours.load_state_dict(fresh.state_dict())  # torch -> taugrad (torch tensors accepted as they are)
-    np.testing.assert_allclose(ours(idx).data, t2n(fresh(torch.from_numpy(idx))), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours(idx).detach().numpy(), t2n(fresh(torch.from_numpy(idx))), rtol=1e-12, atol=1e-12)
     for key, value in fresh.state_dict().items():
-        np.testing.assert_array_equal(ours.state_dict()[key].data, value.numpy())
+        np.testing.assert_array_equal(ours.state_dict()[key].detach().numpy(), value.numpy())
 
 
 def test_mlp_matches_torch_sequential_outputs_and_gradients():
@@ -193,7 +193,7 @@ def test_mlp_matches_torch_sequential_outputs_and_gradients():
     taugrad.functional.cross_entropy(ours(x), y).backward()
     torch.nn.functional.cross_entropy(theirs(torch.from_numpy(x)), torch.from_numpy(y)).backward()
     for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
-        np.testing.assert_allclose(p.grad.data, t2n(q.grad), rtol=1e-10, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(p.grad.numpy(), t2n(q.grad), rtol=1e-10, atol=1e-12, err_msg=name)
 
 
 def test_training_steps_match_torch():
@@ -213,7 +213,7 @@ def test_training_steps_match_torch():
         torch.nn.functional.cross_entropy(theirs(torch.from_numpy(x)), torch.from_numpy(y)).backward()
         theirs_opt.step()
     for (name, p), q in zip(ours.named_parameters(), theirs.parameters()):
-        np.testing.assert_allclose(p.data, t2n(q), rtol=0, atol=1e-6, err_msg=name)
+        np.testing.assert_allclose(p.detach().numpy(), t2n(q), rtol=0, atol=1e-6, err_msg=name)
 
 
 def test_state_dict_through_a_checkpoint_file(tmp_path):
@@ -222,7 +222,7 @@ def test_state_dict_through_a_checkpoint_file(tmp_path):
     other = nn.MLP(3, [4], 2)
     other.load_state_dict(taugrad.load(tmp_path / "model.npz"))
     x = np.ones((2, 3), np.float32)
-    np.testing.assert_array_equal(model(x).data, other(x).data)
+    np.testing.assert_array_equal(model(x).detach().numpy(), other(x).detach().numpy())
 
 
 def test_state_dict_shares_memory_and_load_is_in_place():
@@ -231,14 +231,14 @@ def test_state_dict_shares_memory_and_load_is_in_place():
     state = model.state_dict()
     assert state["weight"].requires_grad is False
     model.load_state_dict({"weight": np.ones((2, 2)), "bias": np.zeros(2)})
-    assert model.weight is weight and model.weight.data.dtype == np.float32
-    np.testing.assert_array_equal(state["weight"].data, 1.0)  # the earlier state dict sees the new values
+    assert model.weight is weight and model.weight.detach().numpy().dtype == np.float32
+    np.testing.assert_array_equal(state["weight"].detach().numpy(), 1.0)  # the earlier state dict sees the new values
 
 
 def test_load_state_dict_errors_name_the_keys_and_change_nothing():
     model = nn.MLP(2, [3], 1)
-    before = {k: v.data.copy() for k, v in model.state_dict().items()}
-    good = {k: np.ones_like(v.data) for k, v in model.state_dict().items()}
+    before = {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}
+    good = {k: np.ones_like(v.detach().numpy()) for k, v in model.state_dict().items()}
 
     missing = dict(good)
     del missing["2.bias"]
@@ -257,7 +257,7 @@ def test_load_state_dict_errors_name_the_keys_and_change_nothing():
         model.load_state_dict(dict(good, **{"0.bias": np.array(["a", "b", "c"])}))
 
     for key, value in model.state_dict().items():
-        np.testing.assert_array_equal(value.data, before[key])
+        np.testing.assert_array_equal(value.detach().numpy(), before[key])
 
     result = model.load_state_dict(missing, strict=False)
     assert result.missing_keys == ["2.bias"] and result.unexpected_keys == []
@@ -272,13 +272,13 @@ def _compare_layer(ours, theirs, x, atol=1e-10):
     xt = torch.tensor(x, requires_grad=True)
     xo = Tensor(x.copy(), requires_grad=True)
     out_o, out_t = ours(xo), theirs(xt)
-    np.testing.assert_allclose(out_o.data, t2n(out_t), atol=atol, rtol=1e-9)
+    np.testing.assert_allclose(out_o.detach().numpy(), t2n(out_t), atol=atol, rtol=1e-9)
     upstream = np.random.default_rng(1).normal(size=out_o.shape)
     (out_o * Tensor(upstream)).sum().backward()
     (out_t * torch.from_numpy(upstream)).sum().backward()
-    np.testing.assert_allclose(xo.grad.data, t2n(xt.grad), atol=atol, rtol=1e-9)
+    np.testing.assert_allclose(xo.grad.numpy(), t2n(xt.grad), atol=atol, rtol=1e-9)
     for p, q in zip(ours.parameters(), theirs.parameters()):
-        np.testing.assert_allclose(p.grad.data, t2n(q.grad), atol=atol, rtol=1e-9)
+        np.testing.assert_allclose(p.grad.numpy(), t2n(q.grad), atol=atol, rtol=1e-9)
 
 
 @pytest.mark.parametrize(
@@ -317,11 +317,11 @@ def test_embedding_matches_torch_with_repeated_indices():
     theirs.load_state_dict(_torch_state(ours.state_dict()))
     idx = np.array([[0, 5, 5], [2, 0, 5]])
     out_o, out_t = ours(idx), theirs(torch.from_numpy(idx))
-    np.testing.assert_array_equal(out_o.data, t2n(out_t))
+    np.testing.assert_array_equal(out_o.detach().numpy(), t2n(out_t))
     upstream = np.random.default_rng(0).normal(size=out_o.shape)
     (out_o * Tensor(upstream)).sum().backward()
     (out_t * torch.from_numpy(upstream)).sum().backward()
-    np.testing.assert_allclose(ours.weight.grad.data, t2n(theirs.weight.grad), atol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), t2n(theirs.weight.grad), atol=1e-12)
     with pytest.raises(IndexError, match="out of range"):
         ours(np.array([6]))
     with pytest.raises(TypeError, match="integer"):
@@ -347,10 +347,10 @@ def test_linear_init_is_uniform_within_one_over_sqrt_fan_in():
     nn.init.manual_seed(0)
     layer = nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)
-    for values in (layer.weight.data, layer.bias.data):
+    for values in (layer.weight.detach().numpy(), layer.bias.detach().numpy()):
         assert values.dtype == np.float32
         assert np.abs(values).max() <= bound
-    w = layer.weight.data
+    w = layer.weight.detach().numpy()
     assert np.abs(w).max() > 0.99 * bound
     assert abs(w.std() - bound / math.sqrt(3)) < 0.01 * bound  # the standard deviation of U(-b, b)
     assert abs(w.mean()) < 0.01 * bound
@@ -361,11 +361,11 @@ def test_linear_init_is_uniform_within_one_over_sqrt_fan_in():
 
 def test_embedding_and_layer_norm_init():
     nn.init.manual_seed(0)
-    table = nn.Embedding(1000, 100).weight.data
+    table = nn.Embedding(1000, 100).weight.detach().numpy()
     assert abs(table.mean()) < 0.01 and abs(table.std() - 1) < 0.01
     norm = nn.LayerNorm(5)
-    np.testing.assert_array_equal(norm.weight.data, 1.0)
-    np.testing.assert_array_equal(norm.bias.data, 0.0)
+    np.testing.assert_array_equal(norm.weight.detach().numpy(), 1.0)
+    np.testing.assert_array_equal(norm.bias.detach().numpy(), 0.0)
 
 
 def test_manual_seed_makes_models_reproducible():
@@ -375,16 +375,16 @@ def test_manual_seed_makes_models_reproducible():
     b = nn.MLP(3, [5], 2)
     c = nn.MLP(3, [5], 2)
     for (key, x), y, z in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
-        np.testing.assert_array_equal(x.data, y.data, err_msg=key)
-        assert not np.array_equal(x.data, z.data)
+        np.testing.assert_array_equal(x.detach().numpy(), y.detach().numpy(), err_msg=key)
+        assert not np.array_equal(x.detach().numpy(), z.detach().numpy())
 
 
 def test_init_functions():
     w = Tensor(np.zeros((50, 40)))
     nn.init.xavier_uniform_(w, generator=np.random.default_rng(0))
-    assert np.abs(w.data).max() <= math.sqrt(6 / 90)
+    assert np.abs(w.detach().numpy()).max() <= math.sqrt(6 / 90)
     nn.init.kaiming_normal_(w, nonlinearity="relu", generator=np.random.default_rng(0))
-    assert abs(w.data.std() - math.sqrt(2 / 40)) < 0.01
+    assert abs(w.detach().numpy().std() - math.sqrt(2 / 40)) < 0.01
     assert nn.init.calculate_gain("tanh") == pytest.approx(torch.nn.init.calculate_gain("tanh"))
     assert nn.init.calculate_gain("leaky_relu", math.sqrt(5)) == pytest.approx(
         torch.nn.init.calculate_gain("leaky_relu", math.sqrt(5)))
@@ -397,22 +397,22 @@ def test_linear_weight_is_stored_column_by_column_and_so_is_its_gradient():
     # x @ W.T multiplies two row-major arrays (what BLAS runs fastest)
     layer = nn.Linear(5, 3, dtype="float64")
     assert layer.weight.shape == (3, 5)
-    assert layer.weight.data.T.flags.c_contiguous
+    assert layer.weight.detach().numpy().T.flags.c_contiguous
     x = np.random.default_rng(0).standard_normal((4, 5))
     (layer(taugrad.tensor(x)) ** 2).sum().backward()
-    assert layer.weight.grad.data.T.flags.c_contiguous  # same layout: the update runs contiguous
+    assert layer.weight.grad.numpy().T.flags.c_contiguous  # same layout: the update runs contiguous
     reference = torch.nn.Linear(5, 3).double()
     with torch.no_grad():
-        reference.weight[...] = torch.tensor(layer.weight.data)
-        reference.bias[...] = torch.tensor(layer.bias.data)
+        reference.weight[...] = torch.tensor(layer.weight.detach().numpy())
+        reference.bias[...] = torch.tensor(layer.bias.detach().numpy())
     (reference(torch.tensor(x)) ** 2).sum().backward()
-    np.testing.assert_allclose(layer.weight.grad.data, reference.weight.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(layer.bias.grad.data, reference.bias.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.weight.grad.numpy(), reference.weight.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(layer.bias.grad.numpy(), reference.bias.grad.numpy(), rtol=1e-12)
     # a row-major weight (given by the user) gets a row-major gradient, with the same values
-    row_major = taugrad.tensor(np.ascontiguousarray(layer.weight.data), requires_grad=True)
+    row_major = taugrad.tensor(np.ascontiguousarray(layer.weight.detach().numpy()), requires_grad=True)
     (taugrad.functional.linear(taugrad.tensor(x), row_major, layer.bias.detach()) ** 2).sum().backward()
-    assert row_major.grad.data.flags.c_contiguous
-    np.testing.assert_allclose(row_major.grad.data, layer.weight.grad.data, rtol=1e-12)
+    assert row_major.grad.numpy().flags.c_contiguous
+    np.testing.assert_allclose(row_major.grad.numpy(), layer.weight.grad.numpy(), rtol=1e-12)
 
 
 # ---------------------------------------------------------------------------
@@ -437,7 +437,7 @@ def _step(model, x, run):
     out = run(model, x)
     ops = _op_names(out)  # before backward() frees the graph
     taugrad.functional.cross_entropy(out, np.array([0, 2, 1, 2])).backward()
-    grads = [p.grad.data.copy() for p in model.parameters()] + [x.grad.data]
+    grads = [p.grad.numpy().copy() for p in model.parameters()] + [x.grad.numpy()]
     model.zero_grad()
     return out, ops, grads
 
@@ -455,19 +455,19 @@ def test_sequential_fuses_linear_relu_with_the_same_numbers_as_the_two_ops_and_t
     assert ops == ["linear_relu", "linear_relu", "linear"]
     plain, ops, plain_grads = _step(model, x, _one_by_one)
     assert ops == ["linear", "relu", "linear", "relu", "linear"]
-    assert (model[0](taugrad.tensor(x)).data < 0).any()  # the ReLUs do cut something
-    np.testing.assert_array_equal(fused.data, plain.data)
+    assert (model[0](taugrad.tensor(x)).detach().numpy() < 0).any()  # the ReLUs do cut something
+    np.testing.assert_array_equal(fused.detach().numpy(), plain.detach().numpy())
     for a, b in zip(fused_grads, plain_grads):
         np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
     reference = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ReLU(), torch.nn.Linear(7, 6), torch.nn.ReLU(),
                                     torch.nn.Linear(6, 3)).double()
     with torch.no_grad():
         for p, q in zip(model.parameters(), reference.parameters()):
-            q.copy_(torch.tensor(p.data))
+            q.copy_(torch.tensor(p.detach().numpy()))
     tx = torch.tensor(x, requires_grad=True)
     tout = reference(tx)
     torch.nn.functional.cross_entropy(tout, torch.tensor([0, 2, 1, 2])).backward()
-    np.testing.assert_allclose(fused.data, tout.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(fused.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
     for a, q in zip(fused_grads, list(reference.parameters()) + [tx]):
         np.testing.assert_allclose(a, q.grad.numpy(), rtol=1e-10, atol=1e-14)
 
@@ -476,7 +476,7 @@ def test_sequential_does_not_fuse_what_a_hook_or_an_override_could_see():
     x = taugrad.tensor(np.random.default_rng(2).standard_normal((4, 5)))
     model = _mlp64()
     seen = []
-    model[0].register_forward_hook(lambda module, inputs, output: seen.append(output.data.copy()))
+    model[0].register_forward_hook(lambda module, inputs, output: seen.append(output.detach().numpy().copy()))
     out = model(x)
     assert (seen[0] < 0).any()  # the hook saw the pre-activation, not the ReLU's output
     assert _op_names(out) == ["linear", "relu", "linear_relu", "linear"]
@@ -492,10 +492,10 @@ def test_sequential_does_not_fuse_what_a_hook_or_an_override_could_see():
             return taugrad.maximum(t, t * 0.1)
 
     model = nn.Sequential(nn.Linear(5, 2, dtype="float64"), LeakyReLU())
-    assert (model(x).data < 0).any()
+    assert (model(x).detach().numpy() < 0).any()
     model = nn.Sequential(nn.Linear(5, 2, dtype="float64"), nn.ReLU())
     model[1].forward = lambda t: -t.abs()  # so may an instance's own forward
-    assert (model(x).data < 0).all()
+    assert (model(x).detach().numpy() < 0).all()
 
 
 def test_sequential_fused_layer_errors_and_double_backward_match_the_unfused_model():
@@ -508,7 +508,7 @@ def test_sequential_fused_layer_errors_and_double_backward_match_the_unfused_mod
         t = taugrad.tensor(x, requires_grad=True)
         (g,) = taugrad.grad((run(model, t) ** 2).sum(), [t], create_graph=True)
         (gg,) = taugrad.grad((g ** 2).sum(), [t])
-        results.append((g.data, gg.data))
+        results.append((g.detach().numpy(), gg.detach().numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)
 

@@ -31,7 +31,7 @@ def _set_grads(ours, theirs, rng, skip=None):
 
 def _assert_same(ours, theirs, where):
     for i, (p, q) in enumerate(zip(ours, theirs)):
-        np.testing.assert_allclose(p.data, q.detach().numpy(), rtol=0, atol=TOLERANCE,
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=0, atol=TOLERANCE,
                                    err_msg=f"{where}: parameter {i}")
 
 
@@ -117,18 +117,18 @@ def test_zero_grad_to_none_or_zeros():
         p.grad = Tensor(np.ones(p.shape))
     opt.zero_grad(set_to_none=False)
     for p in ours:
-        np.testing.assert_array_equal(p.grad.data, np.zeros(p.shape))
+        np.testing.assert_array_equal(p.grad.numpy(), np.zeros(p.shape))
     opt.zero_grad()
     assert all(p.grad is None for p in ours)
 
 
 def test_updates_in_place_and_keeps_dtype():
     p = Tensor(np.ones(3, dtype=np.float32), requires_grad=True)
-    array = p.data
+    array = p.detach().numpy()
     p.grad = Tensor(np.ones(3, dtype=np.float32))
     optim.Adam([p], lr=0.1).step()
-    assert p.data is array and p.data.dtype == np.float32
-    np.testing.assert_allclose(p.data, 0.9, rtol=1e-6)
+    assert p.detach().numpy() is array and p.detach().numpy().dtype == np.float32
+    np.testing.assert_allclose(p.detach().numpy(), 0.9, rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
@@ -143,12 +143,12 @@ def test_state_dict_resume_equals_uninterrupted_run(tmp_path, name):
             if step == resume_at:  # save, rebuild everything from the checkpoint, carry on
                 taugrad.save({"p": p, "optimizer": opt.state_dict()}, tmp_path / "ckpt.npz")
                 checkpoint = taugrad.load(tmp_path / "ckpt.npz")
-                p = Tensor(checkpoint["p"].data.copy(), requires_grad=True)
+                p = Tensor(checkpoint["p"].detach().numpy().copy(), requires_grad=True)
                 opt = getattr(optim, name)([p], lr=123.0)  # hyperparameters come from the state dict
                 opt.load_state_dict(checkpoint["optimizer"])
             p.grad = Tensor(g)
             opt.step()
-        return p.data
+        return p.detach().numpy()
 
     np.testing.assert_array_equal(run(), run(resume_at=5))
 
@@ -228,7 +228,7 @@ def test_adam_state_from_torch_with_a_0d_step_loads_and_continues_the_same():
         torch_opt.zero_grad()
         (theirs ** 2).sum().backward()
         torch_opt.step()
-    ours.data[...] = theirs.detach().numpy()
+    ours.detach().numpy()[...] = theirs.detach().numpy()
     state = torch_opt.state_dict()
     opt = optim.Adam([ours], lr=0.1)
     opt.load_state_dict({"state": {k: {n: (v.numpy() if hasattr(v, "numpy") else v) for n, v in s.items()}
@@ -241,4 +241,4 @@ def test_adam_state_from_torch_with_a_0d_step_loads_and_continues_the_same():
         opt.zero_grad()
         (ours ** 2).sum().backward()
         opt.step()
-    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)

@@ -21,8 +21,8 @@ def test_add_mul_sum_by_hand():
     a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     b = tg.tensor([4.0, 5.0, 6.0], requires_grad=True)
     (a * b + a).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [5.0, 6.0, 7.0])  # b + 1
-    np.testing.assert_array_equal(b.grad.data, [1.0, 2.0, 3.0])  # a
+    np.testing.assert_array_equal(a.grad.numpy(), [5.0, 6.0, 7.0])  # b + 1
+    np.testing.assert_array_equal(b.grad.numpy(), [1.0, 2.0, 3.0])  # a
     assert a.grad.dtype == np.float32
 
 
@@ -45,8 +45,8 @@ def test_mlp_like_chain_matches_torch():
     out.backward()
     out_t.backward()
     np.testing.assert_allclose(out.item(), out_t.item(), rtol=1e-12)
-    np.testing.assert_allclose(w.grad.data, wt.grad.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(b.grad.data, bt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w.grad.numpy(), wt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), bt.grad.numpy(), rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def test_ops_against_torch(fn):
         if theirs.grad is None:
             assert mine.grad is None
         else:
-            np.testing.assert_allclose(mine.grad.data, theirs.grad.numpy(), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(mine.grad.numpy(), theirs.grad.numpy(), rtol=1e-9, atol=1e-12)
 
 
 def test_broadcast_gradients_sum_back():
@@ -86,14 +86,14 @@ def test_broadcast_gradients_sum_back():
     b, bt = _pair((4, 1), 5)
     (a * b).sum().backward()
     (at * bt).sum().backward()
-    np.testing.assert_allclose(a.grad.data, at.grad.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(b.grad.data, bt.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(a.grad.numpy(), at.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(b.grad.numpy(), bt.grad.numpy(), rtol=1e-12)
 
 
 def test_repeated_indices_accumulate():
     a = tg.tensor([1.0, 2.0, 3.0], requires_grad=True)
     a[[0, 0, 2, 0]].sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [3.0, 0.0, 1.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [3.0, 0.0, 1.0])
 
 
 def test_grads_accumulate_across_backward_calls_and_leaves_do_not_alias():
@@ -101,9 +101,9 @@ def test_grads_accumulate_across_backward_calls_and_leaves_do_not_alias():
     b = tg.tensor([3.0, 4.0], requires_grad=True)
     (a + b).sum().backward()
     (a + b).sum().backward()
-    np.testing.assert_array_equal(a.grad.data, [2.0, 2.0])
-    a.grad.data[0] = 100.0
-    np.testing.assert_array_equal(b.grad.data, [2.0, 2.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 2.0])
+    a.grad.numpy()[0] = 100.0
+    np.testing.assert_array_equal(b.grad.numpy(), [2.0, 2.0])
 
 
 def test_non_scalar_backward_needs_gradient():
@@ -111,7 +111,7 @@ def test_non_scalar_backward_needs_gradient():
     with pytest.raises(RuntimeError, match="gradient="):
         (a * 2).backward()
     (a * 2).backward(gradient=tg.tensor([1.0, 10.0]))
-    np.testing.assert_array_equal(a.grad.data, [2.0, 20.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0, 20.0])
 
 
 def test_second_backward_without_retain_graph_raises():
@@ -123,7 +123,7 @@ def test_second_backward_without_retain_graph_raises():
     z = (a * a).sum()
     z.backward(retain_graph=True)
     z.backward()
-    np.testing.assert_array_equal(a.grad.data, [2.0 + 4.0, 4.0 + 8.0])
+    np.testing.assert_array_equal(a.grad.numpy(), [2.0 + 4.0, 4.0 + 8.0])
 
 
 def test_inplace_change_of_saved_input_raises():
@@ -151,7 +151,7 @@ def test_inplace_on_unused_value_is_fine():
     y = (w + x).sum()  # add does not read its inputs
     x.add_(1.0)
     y.backward()
-    np.testing.assert_array_equal(w.grad.data, [1.0, 1.0])
+    np.testing.assert_array_equal(w.grad.numpy(), [1.0, 1.0])
 
 
 def test_inplace_on_leaf_requiring_grad_needs_no_grad():
@@ -160,7 +160,7 @@ def test_inplace_on_leaf_requiring_grad_needs_no_grad():
         w += 1
     with tg.no_grad():
         w -= 0.5
-    np.testing.assert_array_equal(w.data, [0.5])
+    np.testing.assert_array_equal(w.detach().numpy(), [0.5])
 
 
 def test_grad_function_leaves_dot_grad_alone():
@@ -169,8 +169,8 @@ def test_grad_function_leaves_dot_grad_alone():
     c = tg.tensor([5.0], requires_grad=True)
     y = (a * b).sum()
     ga, gb = tg.grad(y, [a, b], retain_graph=True)
-    np.testing.assert_array_equal(ga.data, [3.0, 4.0])
-    np.testing.assert_array_equal(gb.data, [1.0, 2.0])
+    np.testing.assert_array_equal(ga.detach().numpy(), [3.0, 4.0])
+    np.testing.assert_array_equal(gb.detach().numpy(), [1.0, 2.0])
     assert a.grad is None and b.grad is None
     with pytest.raises(RuntimeError, match="allow_unused"):
         tg.grad(y, [a, c], retain_graph=True)
@@ -229,7 +229,7 @@ def test_cross_entropy_matches_torch_and_is_stable():
     loss_t.backward()
     assert np.isfinite(loss.item())
     np.testing.assert_allclose(loss.item(), loss_t.item(), rtol=1e-12)
-    np.testing.assert_allclose(x.grad.data, xt.grad.numpy(), atol=1e-15)
+    np.testing.assert_allclose(x.grad.numpy(), xt.grad.numpy(), atol=1e-15)
 
 
 def test_loss_errors():
@@ -261,7 +261,7 @@ class _Cube(tg.Function):
 def test_custom_function():
     x = tg.tensor([1.0, -2.0], dtype="float64", requires_grad=True)
     _Cube.apply(x).sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [3.0, 12.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 12.0])
     y = _Cube.apply(x).sum()
     with tg.no_grad():
         x.mul_(2.0)
@@ -274,7 +274,7 @@ def test_small_conveniences():
     assert f"{t.sum():.2f}" == "6.00"
     assert (t == None) is False  # noqa: E711 (identity fallback, as PyTorch)
     t[1].add_(10.0)  # x[i] is a view, as in PyTorch
-    np.testing.assert_array_equal(t.data, [1.0, 12.0, 3.0])
+    np.testing.assert_array_equal(t.detach().numpy(), [1.0, 12.0, 3.0])
     assert [10, 20, 30][tg.tensor(2)] == 30
 
 
@@ -291,4 +291,4 @@ def test_every_rule_is_differentiable_twice_like_torch():
         (gt,) = torch.autograd.grad(fn(torch, xt), [xt], create_graph=True)
         (h,) = tg.grad((g * g).sum(), [x])
         (ht,) = torch.autograd.grad((gt * gt).sum(), [xt])
-        np.testing.assert_allclose(h.data, ht.numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(h.detach().numpy(), ht.numpy(), rtol=1e-9, atol=1e-12)

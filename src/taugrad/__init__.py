@@ -13,11 +13,21 @@ from taugrad.scalar import Value
 # the tensor engine: importing the method table binds the ops to Tensor
 from taugrad.tensors.methods import Tensor
 from taugrad.tensors.engine import GraphReleasedError
-from taugrad.tensors.ops.creation import (
-    arange, empty, eye, float32, float64, from_numpy, full, full_like, linspace, ones, ones_like,
-    rand, randint, randn, randperm, tensor, zeros, zeros_like,
+from taugrad.tensors.dtypes import (  # torch's dtype names (taugrad.float is float32, taugrad.long int64)
+    bfloat16, bool_ as bool, complex64, complex64 as cfloat, complex128, complex128 as cdouble, dtype,
+    float16, float16 as half, float32, float32 as float, float64, float64 as double, get_default_dtype, int8,
+    int16, int16 as short, int32, int32 as int, int64, int64 as long, promote_types, set_default_dtype, uint8,
+    uint16, uint32, uint64,
 )
-from taugrad.tensors.generator import default_generator, manual_seed
+from taugrad.tensors.ops.creation import (
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, numel, ones, ones_like,
+    rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
+)
+from taugrad.tensors.generator import (
+    Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+)
+from taugrad.tensors.device import device, get_default_device, set_default_device
+from taugrad.tensors.ops.random import bernoulli, multinomial, normal, poisson
 from taugrad.tensors.ops.elementwise import (
     abs, clip, clip as clamp, cos, erf, exp, gelu, log, log1p, maximum, minimum, relu, sigmoid, sin,
     sqrt, tanh, where,
@@ -28,10 +38,32 @@ from taugrad.tensors.ops.shape import (
     cat, chunk, concatenate, expand, flatten, pad, permute, reshape, split, squeeze, stack, transpose, unsqueeze,
 )
 from taugrad.tensors.ops.losses import log_softmax, softmax
+from taugrad.tensors.ops.reduce import all, any
+from taugrad.tensors.ops.elementwise import logical_and, logical_not, logical_or, logical_xor
+from taugrad.tensors.ops.elementary import (
+    acos, acos as arccos, asin, asin as arcsin, atan, atan as arctan, atan2, atan2 as arctan2, clamp_max,
+    clamp_min, cosh, exp2, expm1, log2, log10, rsqrt, sinh, square, tan,
+)
+from taugrad.tensors.ops.masking import tril, triu
+from taugrad.tensors.ops.gather import (
+    gather, index_add, index_select, masked_fill, masked_select, scatter, scatter_add, take_along_dim,
+)
+from taugrad.tensors.ops.sorting import argsort, sort, topk, unique
+from taugrad.tensors.ops.hist import bincount, histc, histogram
+from taugrad.tensors.ops.scan import cumprod, cumsum, prod
+from taugrad.tensors.ops.rearrange import (
+    contiguous, flip, movedim, moveaxis, narrow, repeat_interleave, roll, swapdims, swapdims as swapaxes, t,
+    tile, unbind,
+)
+from taugrad.tensors.ops.einsum import einsum
+from taugrad.tensors.ops.linalg import diag, norm, outer, outer as ger, trace
+from taugrad.tensors.ops.compare import allclose, equal, isclose, isfinite, isinf, isnan, isneginf, isposinf
 from taugrad.tensors.custom_function import Function, FunctionCtx
 
 # libraries on top of the engines
-from taugrad import autograd, data, func, functional, nn, optim
+from taugrad import autograd, data, func, functional, nn, optim, utils
+from taugrad import linalg  # torch.linalg's norms
+from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save

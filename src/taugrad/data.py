@@ -371,8 +371,8 @@ class DataLoader:
 
 
 def _as_indexable(field: Any) -> Any:
-    """Keep Tensors (anything with an ndarray ``.data``) as they are; make the rest arrays."""
-    if isinstance(field, np.ndarray) or isinstance(getattr(field, "data", None), np.ndarray):
+    """Keep Tensors as they are; make the rest arrays."""
+    if isinstance(field, np.ndarray) or isinstance(getattr(field, "_data", None), np.ndarray):
         return field
     return np.asarray(field)
 
@@ -380,4 +380,4 @@ def _as_indexable(field: Any) -> Any:
 def _take(field: Any, rows: np.ndarray) -> Any:
     if isinstance(field, np.ndarray):
         return field[rows]
-    return type(field)(field.data[rows])  # a Tensor: a new leaf holding the rows
+    return type(field)(field._data[rows])  # a Tensor: a new leaf holding the rows

@@ -168,7 +168,7 @@ def _scalar_output(out: Any, op: str) -> None:
         return
     if not isinstance(out, Tensor):
         raise TypeError(f"func.{op}: f must return a Tensor or a Value, got {type(out).__name__}")
-    if out.data.size != 1:
+    if out._data.size != 1:
         raise ValueError(f"func.{op}: f must return a single-element Tensor, got shape {out.shape}")
 
 
@@ -447,7 +447,7 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
     if isinstance(out, Value):
         return _differentiate([out], inputs, [None], create_graph)
     rows: List[List[Any]] = [[] for _ in inputs]
-    n = out.data.size
+    n = out._data.size
     for k in range(n):
         seed = np.zeros(n, dtype=out.dtype)
         seed[k] = 1.0
@@ -461,7 +461,7 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
         elif create_graph:
             blocks.append(stack(row).reshape(out.shape + x.shape))
         else:
-            blocks.append(Tensor(np.stack([g.data for g in row]).reshape(out.shape + x.shape)))
+            blocks.append(Tensor(np.stack([g._data for g in row]).reshape(out.shape + x.shape)))
     return blocks
 
 

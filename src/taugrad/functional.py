@@ -6,6 +6,8 @@
 Activations:  relu, gelu, tanh, sigmoid, softmax, log_softmax
 Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits
 Other:        dropout, linear, one_hot, pad
+CNNs:         conv1d, conv2d, conv_transpose2d, unfold, fold, max/avg/adaptive pooling,
+              batch_norm, group_norm, dropout2d, interpolate
 
 Softmax, log_softmax and the losses are fused ops with stable formulas (see
 :mod:`taugrad.tensors.ops.losses`): logits of +-1e4 give finite losses and gradients, no
@@ -19,8 +21,14 @@ import numpy as np
 
 from taugrad.tensors.ops import matmul as _matmul
 from taugrad.tensors.ops.elementwise import gelu, relu, sigmoid, tanh
+from taugrad.functional_activations import (
+    elu, embedding, hardtanh, layer_norm, leaky_relu, logsigmoid, normalize, relu6, silu, softplus, softsign,
+)
+from taugrad.functional_attention import scaled_dot_product_attention
+from taugrad.functional_losses import (
+    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, smooth_l1_loss,
+)
 from taugrad.tensors.ops.losses import (
-    binary_cross_entropy_with_logits,
     cross_entropy,
     dropout,
     log_softmax,
@@ -30,6 +38,11 @@ from taugrad.tensors.ops.losses import (
 )
 from taugrad.tensors.ops.shape import pad
 from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, unfold
+from taugrad.tensors.ops.norm import batch_norm, dropout2d, group_norm, interpolate
+from taugrad.tensors.ops.pool import (
+    adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+)
 
 __all__ = [
     "relu",
@@ -46,6 +59,27 @@ __all__ = [
     "linear",
     "one_hot",
     "pad",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "hardtanh",
+    "relu6",
+    "softsign",
+    "logsigmoid",
+    "normalize",
+    "layer_norm",
+    "embedding",
+    "l1_loss",
+    "smooth_l1_loss",
+    "huber_loss",
+    "binary_cross_entropy",
+    "kl_div",
+    "scaled_dot_product_attention",
+    # convolutional networks
+    "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold",
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
+    "batch_norm", "group_norm", "dropout2d", "interpolate",
 ]
 
 
@@ -56,7 +90,7 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor = None) -> Tensor:
 
 def one_hot(target, num_classes: int = -1) -> Tensor:
     """int64 tensor with a 1 at each target's class along a new last dimension."""
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else np.asarray(target)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot: targets must be integers, got dtype {t.dtype}")
     if num_classes < 0:

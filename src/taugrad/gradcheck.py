@@ -147,9 +147,9 @@ class _TensorAdapter:
         if not self.checked:
             raise ValueError(f"{op}: at least one input must require grad")
         for index, inp in self.checked:
-            if inp.data.dtype != np.float64:
+            if inp._data.dtype != np.float64:
                 raise TypeError(
-                    f"{op}: input {index} has dtype {inp.data.dtype}; finite differences need float64 "
+                    f"{op}: input {index} has dtype {inp._data.dtype}; finite differences need float64 "
                     "(create it with dtype=float64)"
                 )
         self._projections: dict = {}
@@ -159,17 +159,17 @@ class _TensorAdapter:
 
     def checked_outputs(self, outputs: List[Any]) -> List[int]:
         # integer and bool outputs (indices, masks) have no gradient to check
-        return [k for k, o in enumerate(outputs) if o.data.dtype.kind in "fc"]
+        return [k for k, o in enumerate(outputs) if o._data.dtype.kind in "fc"]
 
     def _project(self, out: Any, k: int) -> Tuple[Any, float]:
         """Return (differentiable scalar, its float value) for output ``k``, ``out``."""
-        if out.data.shape == ():
-            return out, float(out.data)
+        if out._data.shape == ():
+            return out, float(out._data)
         if k not in self._projections:
             rng = np.random.default_rng(12345 + k)
-            self._projections[k] = rng.uniform(0.5, 1.5, size=out.data.shape)
-        scalar = (out * Tensor(self._projections[k].astype(out.data.dtype))).sum()
-        return scalar, float(scalar.data)
+            self._projections[k] = rng.uniform(0.5, 1.5, size=out._data.shape)
+        scalar = (out * Tensor(self._projections[k].astype(out._data.dtype))).sum()
+        return scalar, float(scalar._data)
 
     def analytic(self, f: Callable[..., Any], inputs: List[Any], k: int) -> List[np.ndarray]:
         scalar, _ = self._project(self.outputs(f(*inputs))[k], k)
@@ -177,10 +177,10 @@ class _TensorAdapter:
         if not scalar.requires_grad:  # the output does not depend on the inputs
             return [np.zeros(inp.shape) for inp in wrt]
         grads = engine.grad(scalar, wrt, allow_unused=True)
-        return [np.zeros(inp.shape) if g is None else np.asarray(g.data, dtype=np.float64) for inp, g in zip(wrt, grads)]
+        return [np.zeros(inp.shape) if g is None else np.asarray(g._data, dtype=np.float64) for inp, g in zip(wrt, grads)]
 
     def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> np.ndarray:
-        data = inp.data
+        data = inp._data
         result = np.zeros(data.shape, dtype=np.float64)
         with no_grad():
             for position in np.ndindex(data.shape):
@@ -293,17 +293,17 @@ class _SecondOrder:
         self.inputs = inputs  # what f is called with
         self.wrt = wrt  # the inputs that require grad: the ones differentiated
         rng = np.random.default_rng(54321)
-        self.v = [rng.uniform(0.5, 1.5, size=inp.data.shape) for inp in wrt]
+        self.v = [rng.uniform(0.5, 1.5, size=inp._data.shape) for inp in wrt]
         self.r: Any = None  # the projection of a non-scalar output, made on the first call
 
     def project(self, out: Any) -> Any:
         if not isinstance(out, Tensor):
             raise TypeError(f"gradgradcheck: f returned {type(out).__name__}; expected one Tensor")
-        if out.data.shape == ():
+        if out._data.shape == ():
             return out
         if self.r is None:
             rng = np.random.default_rng(12345)
-            self.r = Tensor(rng.uniform(0.5, 1.5, size=out.data.shape).astype(out.data.dtype), requires_grad=True)
+            self.r = Tensor(rng.uniform(0.5, 1.5, size=out._data.shape).astype(out._data.dtype), requires_grad=True)
         return (out * self.r).sum()
 
     def gradient_dot_v(self, create_graph: bool) -> Any:
@@ -317,7 +317,7 @@ class _SecondOrder:
             if g is not None:
                 total = total + (g * Tensor(v)).sum()
         if not create_graph:
-            return float(np.asarray(total.data if isinstance(total, Tensor) else total))
+            return float(np.asarray(total._data if isinstance(total, Tensor) else total))
         return total
 
 
@@ -331,13 +331,13 @@ def _tensor_gradgrad(
     positions = [index for index, _ in checked]
     if isinstance(phi, Tensor) and phi.requires_grad:
         second = engine.grad(phi, wrt, allow_unused=True)
-        analytic = [np.zeros(x.shape) if s is None else np.asarray(s.data, dtype=np.float64) for x, s in zip(wrt, second)]
+        analytic = [np.zeros(x.shape) if s is None else np.asarray(s._data, dtype=np.float64) for x, s in zip(wrt, second)]
     else:  # the gradient does not depend on the inputs: every second derivative is 0
         analytic = [np.zeros(x.shape) for x in wrt]
     problems: List[str] = []
     for index, x in enumerate(wrt):
         numeric = np.zeros(x.shape)
-        data = x.data
+        data = x._data
         for position in np.ndindex(data.shape):
             original = data[position]
             try:

@@ -65,9 +65,8 @@ class CheckpointError(ValueError):
 
 
 def _is_tensor(value: Any) -> bool:
-    # Duck-typed so this module does not import the tensor engine: an ndarray's own
-    # ``.data`` is a memoryview, a Tensor's is an ndarray.
-    return not isinstance(value, np.ndarray) and isinstance(getattr(value, "data", None), np.ndarray)
+    # Duck-typed so this module does not import the tensor engine: a Tensor keeps its array in ``_data``
+    return not isinstance(value, np.ndarray) and isinstance(getattr(value, "_data", None), np.ndarray)
 
 
 class _Flattener:
@@ -102,7 +101,7 @@ class _Flattener:
     def layout(self, value: Any, path: str, depth: int) -> Any:
         """Layout of ``value`` found at ``path`` inside ``depth`` containers."""
         if _is_tensor(value):
-            return self.add_array(value.data, path, is_tensor=True)
+            return self.add_array(value._data, path, is_tensor=True)
         if isinstance(value, np.ndarray):
             return self.add_array(value, path, is_tensor=False)
         if isinstance(value, np.generic):  # before float: np.float64 is a float subclass

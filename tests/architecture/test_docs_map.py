@@ -49,3 +49,12 @@ def test_the_readme_layout_names_existing_paths():
     words = set(re.findall(r"\b([a-z_]+(?:\.py|/))", layout))
     missing = sorted(w for w in words if not exists(w))
     assert not missing, f"README's layout names paths that do not exist: {missing}"
+
+
+def test_the_worked_example_is_the_real_code():
+    """The ``atan2`` the map shows is the one in the source, line for line."""
+    block = MAP[MAP.index("## Adding an op"):]
+    code = block[block.index("```python") + len("```python"):block.index("```", block.index("```python") + 9)]
+    source = (PACKAGE_DIR / "tensors" / "ops" / "elementary.py").read_text()
+    missing = [line for line in code.strip().splitlines() if line.strip() and line not in source]
+    assert not missing, f"lines of the example that are not in tensors/ops/elementary.py: {missing}"

@@ -192,7 +192,12 @@ def _unit(rng: np.random.Generator, shape: Tuple[int, ...]) -> np.ndarray:
     return rng.uniform(0.05, 0.95, size=shape)
 
 
-DOMAINS = {"real": _real, "positive": _positive, "nonzero": _nonzero, "unit": _unit}
+def _with_zeros(rng: np.random.Generator, shape: Tuple[int, ...]) -> np.ndarray:
+    """Real values with about a third exactly 0 (for products, whose rules must not divide by them)."""
+    return np.where(rng.random(size=shape) < 0.35, 0.0, rng.uniform(-2.0, 2.0, size=shape))
+
+
+DOMAINS = {"real": _real, "positive": _positive, "nonzero": _nonzero, "unit": _unit, "with_zeros": _with_zeros}
 
 
 def distinct_values(rng: np.random.Generator, shapes: Sequence[Tuple[int, ...]]) -> List[np.ndarray]:

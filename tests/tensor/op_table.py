@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from .op_table_api import API_OPS
+from .op_table_cnn import CNN_OPS
 from .helpers import (
     Case,
     Op,
@@ -228,6 +230,53 @@ def array_index(draw) -> Case:
 
 
 @st.composite
+def along_dim_case(draw, unique: bool = False, src: bool = False) -> Case:
+    """x (2-D) and an index of x's shape except ``k`` entries along ``dim`` (gather, take_along_dim, scatter).
+
+    ``unique``: no position repeats along a line (scatter's result is then defined, as in torch).
+    """
+    rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
+    dim = draw(st.integers(0, 1))
+    n = (rows, cols)[dim]
+    k = draw(st.integers(1, n if unique else n + 2))
+    lines = (cols, rows)[dim]
+    if unique:
+        picks = [draw(st.permutations(range(n)))[:k] for _ in range(lines)]
+    else:
+        picks = [draw(st.lists(st.integers(0, n - 1), min_size=k, max_size=k)) for _ in range(lines)]
+    index = np.array(picks, dtype=np.int64)  # (lines, k)
+    index = index.T if dim == 0 else index
+    return Case(((rows, cols), index.shape) if src else ((rows, cols),), {"dim": dim, "index": index})
+
+
+@st.composite
+def index_select_case(draw) -> Case:
+    shape = draw(shapes(min_dims=1, min_side=1))
+    dim = draw(st.integers(0, len(shape) - 1))
+    index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
+    return Case((shape,), {"dim": dim, "index": index})
+
+
+@st.composite
+def index_add_case(draw) -> Case:
+    shape = draw(shapes(min_dims=1, min_side=1))
+    dim = draw(st.integers(0, len(shape) - 1))
+    index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
+    source = shape[:dim] + (len(index),) + shape[dim + 1:]
+    return Case((shape, source), {"dim": dim, "index": index, "alpha": draw(st.sampled_from([1, -0.5]))})
+
+
+@st.composite
+def full_mask_case(draw) -> Case:
+    """A bool mask of x's shape or of a shape that broadcasts to it."""
+    shape = draw(shapes(min_dims=1))
+    mask_shape = tuple(1 if draw(st.booleans()) else n for n in shape)
+    size = int(np.prod(mask_shape))
+    bits = draw(st.lists(st.booleans(), min_size=size, max_size=size))
+    return Case((shape,), {"mask": np.array(bits, dtype=bool).reshape(mask_shape)})
+
+
+@st.composite
 def cross_entropy_case(draw) -> Case:
     n, c = draw(st.integers(1, 5)), draw(st.integers(1, 4))
     target = np.array(draw(st.lists(st.integers(0, c - 1), min_size=n, max_size=n)), dtype=np.int64)
@@ -362,6 +411,21 @@ OPS = [
     Op("getitem_basic", lambda L, x, index: x[index], basic_index()),
     Op("getitem_mask", lambda L, x, index: x[L.index(index)], mask_index()),
     Op("getitem_array", lambda L, x, index: x[L.index(index)], array_index()),
+    Op("getitem_torch_placement", lambda L, x: x[1, :, L.index(np.array([2, 0, 2]))],
+       shapes(min_dims=3, max_dims=3, min_side=3).map(lambda s: Case((s,)))),
+    Op("gather", lambda L, x, dim, index: x.gather(dim, L.index(index)), along_dim_case()),
+    Op("take_along_dim", lambda L, x, dim, index: L.take_along_dim(x, L.index(index), dim), along_dim_case()),
+    Op("index_select", lambda L, x, dim, index: x.index_select(dim, L.index(index)), index_select_case()),
+    Op("masked_select", lambda L, x, mask: x.masked_select(L.index(mask)), full_mask_case()),
+    Op("masked_fill", lambda L, x, mask: x.masked_fill(L.index(mask), -1.5) * 1.0, full_mask_case()),
+    Op("scatter", lambda L, x, src, dim, index: x.scatter(dim, L.index(index), src), along_dim_case(True, True)),
+    Op("scatter_add", lambda L, x, src, dim, index: x.scatter_add(dim, L.index(index), src), along_dim_case(src=True)),
+    Op("index_add", lambda L, x, src, dim, index, alpha: x.index_add(dim, L.index(index), src, alpha=alpha),
+       index_add_case()),
+    Op("scatter_", lambda L, x, src, dim, index: (x * 1.0).scatter_(dim, L.index(index), src),
+       along_dim_case(True, True)),
+    Op("masked_fill_", lambda L, x, mask: (x * 1.0).masked_fill_(L.index(mask), 0.25), full_mask_case()),
+    Op("relu_", lambda L, x: (x * 1.0).relu_(), unary, "nonzero"),
     # taugrad.functional / torch.nn.functional
     Op("softmax", lambda L, x, dim: L.F.softmax(x, dim=dim), softmax_case()),
     Op("log_softmax", lambda L, x, dim: L.F.log_softmax(x, dim=dim), softmax_case()),
@@ -381,3 +445,6 @@ OPS = [
     Op("fn_matmul", lambda L, a, b: L.matmul(a, b), matmul_pair()),
     Op("fn_softmax", lambda L, x, dim: L.softmax(x, dim=dim), softmax_case()),
 ]
+
+OPS += API_OPS  # elementary functions, sorting, scans, rearranging, einsum, norms (op_table_api.py)
+OPS += CNN_OPS  # convolution, im2col, pooling, normalisation, resampling (op_table_cnn.py)

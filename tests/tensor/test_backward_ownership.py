@@ -21,7 +21,7 @@ def _pair(shape, seed, requires_grad=True):
 
 
 def _close(ours, theirs):
-    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_user_gradient_is_never_written():
@@ -39,7 +39,7 @@ def test_array_seen_by_a_hook_is_not_overwritten_by_the_next_rule():
     (x, tx), (w1, tw1), (w2, tw2) = _pair((4, 3), 0), _pair((3, 6), 1), _pair((6, 2), 2)
     seen = []
     h = (x @ w1).relu()
-    h.register_hook(lambda g: seen.append(g.data))  # keeps the very array
+    h.register_hook(lambda g: seen.append(g.detach().numpy()))  # keeps the very array
     ((h @ w2) ** 2).sum().backward()
     th = (tx @ tw1).relu()
     th.retain_grad()
@@ -66,8 +66,8 @@ def test_one_array_handed_to_two_parents():
     ((tp + tq).relu() @ tm).relu().sum().backward()
     _close(p.grad, tp.grad)
     _close(q.grad, tq.grad)
-    assert not np.shares_memory(p.grad.data, q.grad.data)
-    p.grad.data += 1  # one leaf's gradient never aliases another's
+    assert not np.shares_memory(p.grad.numpy(), q.grad.numpy())
+    p.grad += 1  # one leaf's gradient never aliases another's
     _close(q.grad, tq.grad)
 
 
@@ -94,12 +94,13 @@ def test_in_place_accumulation_over_several_backward_calls():
 def test_mixed_precision_parent_gets_its_own_dtype():
     x = taugrad.tensor(np.linspace(-1, 1, 6, dtype=np.float32).reshape(2, 3), requires_grad=True)
     w = taugrad.tensor(np.linspace(-2, 2, 12).reshape(3, 4), requires_grad=True)  # float64
-    ((x @ w).relu() @ w.T).relu().sum().backward()
-    tx = torch.tensor(x.data.astype(np.float64), requires_grad=True)
-    tw = torch.tensor(w.data, requires_grad=True)
+    # x @ w written elementwise: matmul refuses mixed dtypes (as torch), a product promotes to float64
+    ((x.unsqueeze(-1) * w).sum(1).relu() @ w.T).relu().sum().backward()
+    tx = torch.tensor(x.detach().numpy().astype(np.float64), requires_grad=True)
+    tw = torch.tensor(w.detach().numpy(), requires_grad=True)
     ((tx @ tw).relu() @ tw.T).relu().sum().backward()
     assert x.grad.dtype == np.float32 and w.grad.dtype == np.float64
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
     _close(w.grad, tw.grad)
 
 
@@ -110,8 +111,8 @@ def test_relu_in_place_rule_matches_pytorch_at_special_inputs(value):
     w = np.array([[2.0], [3.0], [4.0]])
     ((x.relu() @ taugrad.tensor(w)).relu() @ taugrad.tensor(w.T)).relu().sum().backward()
     ((tx.relu() @ torch.tensor(w)).relu() @ torch.tensor(w.T)).relu().sum().backward()
-    np.testing.assert_array_equal(np.isnan(x.grad.data), np.isnan(tx.grad.numpy()))
-    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(np.isnan(x.grad.numpy()), np.isnan(tx.grad.numpy()))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-12)
 
 
 def test_mlp_uses_the_in_place_rule_and_agrees_with_the_plain_one(monkeypatch):
@@ -125,7 +126,7 @@ def test_mlp_uses_the_in_place_rule_and_agrees_with_the_plain_one(monkeypatch):
         h = (x @ params[0] + params[1]).relu()
         h = (h @ params[2] + params[3]).relu()
         taugrad.functional.cross_entropy(h @ params[4] + params[5], targets).backward()
-        return [p.grad.data for p in params]
+        return [p.grad.numpy() for p in params]
 
     calls = []
     in_place = elementwise.relu_backward.overwrite
@@ -140,7 +141,7 @@ def test_mlp_uses_the_in_place_rule_and_agrees_with_the_plain_one(monkeypatch):
 def test_leaf_gradient_kept_by_a_hook_is_not_the_accumulating_grad():
     (x, tx), (w, tw) = _pair((4, 3), 14), _pair((3, 2), 15)
     seen = []
-    w.register_hook(lambda g: seen.append(g.data))
+    w.register_hook(lambda g: seen.append(g.detach().numpy()))
     ((x @ w).relu() ** 2).sum().backward()
     first = seen[0].copy()
     ((x @ w).relu() ** 2).sum().backward()  # accumulates into w.grad in place

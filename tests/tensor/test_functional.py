@@ -39,7 +39,7 @@ STABLE = {
                           lambda x: TF.cross_entropy(x, torch.from_numpy(TARGETS), reduction="sum")),
     "cross_entropy_none": (lambda M, x: M.cross_entropy(x, TARGETS, reduction="none"),
                            lambda x: TF.cross_entropy(x, torch.from_numpy(TARGETS), reduction="none")),
-    "bce_with_logits": (lambda M, x: M.binary_cross_entropy_with_logits(x, Tensor(np.full(x.shape, 0.25, dtype=x.data.dtype))),
+    "bce_with_logits": (lambda M, x: M.binary_cross_entropy_with_logits(x, Tensor(np.full(x.shape, 0.25, dtype=x.detach().numpy().dtype))),
                         lambda x: TF.binary_cross_entropy_with_logits(x, torch.full(x.shape, 0.25, dtype=x.dtype))),
 }
 
@@ -55,11 +55,11 @@ def test_losses_are_stable_at_logits_of_1e4(name, dtype, rtol):
     with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
         y = ours_fn(F, x)
         ty = torch_fn(tx)
-        assert_finite_and_close(y.data, ty.detach().numpy(), rtol)
+        assert_finite_and_close(y.detach().numpy(), ty.detach().numpy(), rtol)
         g = np.linspace(-1.0, 1.0, ty.numel()).reshape(ty.shape).astype(dtype)
         y.backward(Tensor(g))
         ty.backward(torch.from_numpy(g))
-    assert_finite_and_close(x.grad.data, tx.grad.numpy(), rtol)
+    assert_finite_and_close(x.grad.numpy(), tx.grad.numpy(), rtol)
 
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
@@ -78,7 +78,7 @@ def test_cross_entropy_is_log_softmax_picked_at_the_target():
     rng = np.random.default_rng(3)
     logits = rng.standard_normal((5, 4))
     target = np.array([0, 3, 3, 1, 2])
-    ce = F.cross_entropy(Tensor(logits), target, reduction="none").data
+    ce = F.cross_entropy(Tensor(logits), target, reduction="none").detach().numpy()
     shifted = logits - logits.max(axis=1, keepdims=True)
     log_probs = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     np.testing.assert_allclose(ce, -log_probs[np.arange(5), target], rtol=1e-12)
@@ -88,8 +88,8 @@ def test_cross_entropy_accepts_integer_tensor_targets():
     rng = np.random.default_rng(4)
     logits = rng.standard_normal((3, 5))
     target = np.array([4, 0, 2])
-    a = F.cross_entropy(Tensor(logits), target).data
-    b = F.cross_entropy(Tensor(logits), Tensor(target)).data
+    a = F.cross_entropy(Tensor(logits), target).detach().numpy()
+    b = F.cross_entropy(Tensor(logits), Tensor(target)).detach().numpy()
     np.testing.assert_allclose(a, b, rtol=0)
 
 
@@ -97,8 +97,8 @@ def test_cross_entropy_accepts_integer_tensor_targets():
 def test_cross_entropy_target_bounds_for_every_integer_dtype(dtype):
     logits = Tensor(np.random.default_rng(5).standard_normal((3, 10)))
     good = np.array([1, 2, 9], dtype=dtype)
-    expected = F.cross_entropy(logits, good.astype(np.int64)).data
-    np.testing.assert_allclose(F.cross_entropy(logits, good).data, expected, rtol=0)
+    expected = F.cross_entropy(logits, good.astype(np.int64)).detach().numpy()
+    np.testing.assert_allclose(F.cross_entropy(logits, good).detach().numpy(), expected, rtol=0)
     too_big = np.array([1, 10, 2], dtype=dtype)
     with pytest.raises(ValueError, match="target 10 is out of range for 10 classes"):
         F.cross_entropy(logits, too_big)
@@ -117,7 +117,7 @@ def test_cross_entropy_with_infinite_or_nan_logits_is_silent_and_matches_torch()
     target = np.array([1, 0, 2, 1])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # PyTorch does not warn either
-        ours = F.cross_entropy(Tensor(logits), target, reduction="none").data
+        ours = F.cross_entropy(Tensor(logits), target, reduction="none").detach().numpy()
     theirs = torch.nn.functional.cross_entropy(torch.tensor(logits), torch.tensor(target), reduction="none").numpy()
     np.testing.assert_array_equal(np.isnan(ours), np.isnan(theirs))
     np.testing.assert_allclose(ours[~np.isnan(ours)], theirs[~np.isnan(theirs)], rtol=1e-12)
@@ -146,8 +146,8 @@ def test_cross_entropy_reduced_with_special_logits_matches_torch_values_and_grad
     tx = torch.tensor(logits, requires_grad=True)
     theirs = torch.nn.functional.cross_entropy(tx, torch.tensor(target), reduction=reduction)
     theirs.backward()
-    np.testing.assert_allclose(loss.data, theirs.detach().numpy(), rtol=1e-12, equal_nan=True)
-    ours, expected = x.grad.data, tx.grad.numpy()
+    np.testing.assert_allclose(loss.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, equal_nan=True)
+    ours, expected = x.grad.numpy(), tx.grad.numpy()
     nan_rows = np.isnan(expected).any(axis=1)
     np.testing.assert_allclose(ours[~nan_rows], expected[~nan_rows], rtol=1e-12, atol=1e-15)
     # PyTorch fills a row with nan where it has an infinite maximum; ours has nan where
@@ -173,25 +173,25 @@ def test_dropout_statistics(p):
     n = 100_000
     x = Tensor(np.ones(n), requires_grad=True)
     y = F.dropout(x, p=p, training=True)
-    kept = y.data != 0
+    kept = y.detach().numpy() != 0
     # fraction dropped within 5 standard deviations of p
     assert abs((1 - kept.mean()) - p) < 5 * np.sqrt(p * (1 - p) / n)
     # survivors are scaled so the expectation is unchanged
-    np.testing.assert_allclose(y.data[kept], 1 / (1 - p), rtol=1e-12)
+    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / (1 - p), rtol=1e-12)
     # the gradient flows through the same mask with the same scale
     y.sum().backward()
-    np.testing.assert_allclose(x.grad.data, np.where(kept, 1 / (1 - p), 0.0), rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 1 / (1 - p), 0.0), rtol=1e-12)
 
 
 def test_dropout_is_identity_when_not_training_or_p_is_zero():
     data = np.random.default_rng(6).standard_normal((3, 4))
-    np.testing.assert_array_equal(F.dropout(Tensor(data), p=0.5, training=False).data, data)
-    np.testing.assert_array_equal(F.dropout(Tensor(data), p=0.0, training=True).data, data)
+    np.testing.assert_array_equal(F.dropout(Tensor(data), p=0.5, training=False).detach().numpy(), data)
+    np.testing.assert_array_equal(F.dropout(Tensor(data), p=0.0, training=True).detach().numpy(), data)
 
 
 def test_dropout_with_p_one_drops_everything():
     out = F.dropout(Tensor(np.ones((2, 3))), p=1.0, training=True)
-    assert np.all(np.isfinite(out.data)) and np.all(out.data == 0)
+    assert np.all(np.isfinite(out.detach().numpy())) and np.all(out.detach().numpy() == 0)
 
 
 @pytest.mark.parametrize("p", [-0.1, 1.5])
@@ -203,16 +203,16 @@ def test_dropout_rejects_p_outside_0_1(p):
 def test_dropout_is_deterministic_with_a_seed():
     x = Tensor(np.ones(1000))
     taugrad.manual_seed(1234)
-    first = F.dropout(x, p=0.5).data
-    second = F.dropout(x, p=0.5).data
+    first = F.dropout(x, p=0.5).detach().numpy()
+    second = F.dropout(x, p=0.5).detach().numpy()
     taugrad.manual_seed(1234)
-    again = F.dropout(x, p=0.5).data
+    again = F.dropout(x, p=0.5).detach().numpy()
     np.testing.assert_array_equal(first, again)
     assert not np.array_equal(first, second)  # the stream moves on
 
 
 def test_dropout_is_deterministic_with_a_generator():
     x = Tensor(np.ones(1000))
-    first = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).data
-    again = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).data
+    first = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).detach().numpy()
+    again = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).detach().numpy()
     np.testing.assert_array_equal(first, again)

@@ -30,8 +30,8 @@ def test_special_values_forward_and_backward_without_warnings(name):
     t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
     ty = OPS[name](t)
     ty.backward(torch.ones(3, dtype=torch.float64))
-    same_specials_and_close(y.data, ty.detach().numpy())
-    same_specials_and_close(x.grad.data, t.grad.numpy())
+    same_specials_and_close(y.detach().numpy(), ty.detach().numpy())
+    same_specials_and_close(x.grad.numpy(), t.grad.numpy())
 
 
 def same_specials_and_close(ours, theirs):

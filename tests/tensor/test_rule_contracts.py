@@ -36,7 +36,7 @@ def _check_new(results, g, node, ins, where):
     """Arrays other than ``g`` itself share memory with nothing the rule was given, nor with each other."""
     others = [r for r in results if r is not None and r is not g]
     for k, r in enumerate(others):
-        for name, seen in [("g", g), ("the output", node.data)] + [(f"input {i}", a) for i, a in enumerate(ins)]:
+        for name, seen in [("g", g), ("the output", node.detach().numpy())] + [(f"input {i}", a) for i, a in enumerate(ins)]:
             assert not _shares(r, seen), f"{where}: a returned gradient shares memory with {name}"
         for r2 in others[k + 1:]:
             assert not _shares(r, r2), f"{where}: two returned gradients share memory"
@@ -60,16 +60,16 @@ def test_rules_keep_their_gives_promise(op, data, seed):
         if rule.gives is None and rule.overwrite is None:
             continue
         where = f"{op.name} ({rule.op}) on shapes {case.shapes} with {case.kwargs}"
-        ins = [p.data for p in node._prev]
+        ins = [p.detach().numpy() for p in node._prev]
         g = rng.standard_normal(node.shape).astype(node.dtype)
-        plain = rule.backward(g, node.data, ins, node)
+        plain = rule.backward(g, node.detach().numpy(), ins, node)
         if rule.gives is NEW:
             assert not any(r is g for r in plain), f"{where}: NEW rule returned g itself"
         if rule.gives in (NEW, G_OR_NEW):
             _check_new(plain, g, node, ins, where)
         if rule.overwrite is not None:
             owned = g.copy()
-            overwritten = rule.overwrite(owned, node.data, ins, node)
+            overwritten = rule.overwrite(owned, node.detach().numpy(), ins, node)
             assert sum(r is owned for r in overwritten) <= 1, f"{where}: variant gave g to two parents"
             _check_new(overwritten, owned, node, ins, where)
             for r, p in zip(overwritten, plain):

@@ -14,6 +14,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .value_table_api import API_VALUE_OPS
+
 
 @dataclasses.dataclass(frozen=True)
 class ValueOp:
@@ -46,6 +48,11 @@ def _augmented(op: str):
     return fn
 
 
+def _seeded(L):
+    """A generator with a fixed seed, so a random row cannot fail by chance (e.g. all draws equal)."""
+    return L.Generator().manual_seed(3)
+
+
 def _setitem(L, x, y):
     x[1:, ::2] = y[:2, :2]
 
@@ -53,6 +60,11 @@ def _setitem(L, x, y):
 VALUE_OPS = [
     ValueOp("sign", lambda L, x, y: x.sign()),
     ValueOp("float", lambda L, x, y: x.float()),
+    ValueOp("half", lambda L, x, y: x.half()),
+    ValueOp("long", lambda L, x, y: (x * 10).long()),
+    ValueOp("int", lambda L, x, y: (x * 10).int()),
+    ValueOp("bool", lambda L, x, y: x.clamp(min=0).bool()),
+    ValueOp("type", lambda L, x, y: x.type(L.float16)),
     ValueOp("lt", lambda L, x, y: x < y),
     ValueOp("le", lambda L, x, y: x <= 0.5),
     ValueOp("gt", lambda L, x, y: x > y),
@@ -86,9 +98,28 @@ VALUE_OPS = [
     ValueOp("dropout", lambda L, x, y: L.F.dropout(x, p=0.3, training=False) + L.F.dropout(x, p=1.0)),
     ValueOp("normal_", _in_place("normal_", 2.0, 0.5), exact=False),
     ValueOp("uniform_", _in_place("uniform_", -1.0, 1.0), exact=False),
+    ValueOp("to", lambda L, x, y: x.to("cpu", L.float32)),
+    ValueOp("to_other_tensor", lambda L, x, y: x.to(y.float(), copy=True)),
+    ValueOp("cpu", lambda L, x, y: x.cpu()),
+    ValueOp("multinomial", lambda L, x, y: x.abs().multinomial(3, generator=_seeded(L)), exact=False),
+    ValueOp("multinomial_replacement", lambda L, x, y: L.multinomial(x.abs()[0], 8, True, generator=_seeded(L)),
+            exact=False),
+    ValueOp("bernoulli", lambda L, x, y: L.bernoulli(x.abs() / 2 + 0.25, generator=_seeded(L)), exact=False),
+    ValueOp("poisson", lambda L, x, y: L.poisson(x.abs() * 5, generator=_seeded(L)), exact=False),
+    ValueOp("normal", lambda L, x, y: L.normal(x, y.abs(), generator=_seeded(L)), exact=False),
+    ValueOp("random_", lambda L, x, y: x.random_(2, 10, generator=_seeded(L)), exact=False),
+    ValueOp("bernoulli_", lambda L, x, y: x.bernoulli_(0.5, generator=_seeded(L)), exact=False),
+    ValueOp("exponential_", lambda L, x, y: x.exponential_(2.0, generator=_seeded(L)), exact=False),
 ]
+
+VALUE_OPS += API_VALUE_OPS  # sorting, counting, testing values (value_table_api.py)
 
 #: registered ops that no table row calls directly, with where they are tested instead
 COVERED_ELSEWHERE = {
     "index_scatter": "the backward of getitem on Tensors: tests/tensor_higher (second order of getitem)",
+    "index_numpy": "the rules' NumPy-order indexing on Tensors: tests/tensor_higher (second order of gather, setitem)",
+    "cuda": "raises (no CUDA device): tests/tensor/test_torch_device.py",
+    "device": "a property, not a tensor: tests/tensor/test_torch_device.py",
+    "is_cuda": "a property, not a tensor: tests/tensor/test_torch_device.py",
+    "is_cpu": "a property, not a tensor: tests/tensor/test_torch_device.py",
 }

@@ -56,6 +56,40 @@ def _dropout(x):
 
 
 _TARGETS = np.array([2, 0, 1])
+#: zeros planted in a (2, 3) input: one row with one zero, one with two
+_ZEROS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+
+def _setitem(a, b):
+    y = a * 1.0
+    y[0] = b.exp()
+    return y
+
+
+def _inplace_arith(a, b):
+    y = a * 1.0
+    y += b
+    y *= b
+    y /= 1.5 + b * b
+    y -= 0.5
+    return y ** 2
+
+
+def _inplace_fill(a, b):
+    y = a.sin()
+    y = y * 1.0
+    y[:, 0].copy_(b)
+    y[1, 1:].zero_()
+    y.masked_fill_(taugrad.tensor([False, False, True]), 2.0)
+    y.clamp_(-10.0, 10.0)
+    return y ** 3
+
+
+def _inplace_view(a):
+    y = a * 2.0
+    y.scatter_(1, taugrad.tensor([[1], [0]]), a[:, :1] ** 2)
+    y[1].relu_()
+    return y ** 3
+
 
 OP_CASES = [
     # arithmetic (with broadcasting, so the sum_to of each rule is exercised)
@@ -137,6 +171,20 @@ OP_CASES = [
     OpCase("index_basic", lambda a: a[1:, ::2] ** 2 * a[0, 0], ((3, 3),)),
     OpCase("index_repeat", lambda a: a[[0, 2, 0, 0]] ** 3, ((3,),)),
     OpCase("index_mask", lambda a: a[a > 0] ** 3, ((2, 3),)),
+    OpCase("index_torch_placement", lambda a: a[1, :, [2, 0, 2]] ** 3, ((2, 2, 3),)),
+    OpCase("setitem", lambda a, b: _setitem(a, b) ** 3, ((2, 3), (3,))),
+    OpCase("gather", lambda a: a.gather(1, taugrad.tensor([[0, 0, 2], [1, 2, 1]])) ** 3, ((2, 3),)),
+    OpCase("take_along_dim", lambda a: taugrad.take_along_dim(a, taugrad.tensor([[2], [0]]), 1) ** 3, ((2, 3),)),
+    OpCase("index_select", lambda a: a.index_select(1, taugrad.tensor([2, 0, 2])) ** 3, ((2, 3),)),
+    OpCase("masked_select", lambda a: a.masked_select(taugrad.tensor([True, False, True])) ** 3, ((2, 3),)),
+    OpCase("masked_fill", lambda a: a.masked_fill(taugrad.tensor([True, False, True]), 0.5) ** 3, ((2, 3),)),
+    OpCase("scatter", lambda a, b: a.scatter(1, taugrad.tensor([[2, 0], [1, 2]]), b) ** 3, ((2, 3), (2, 2))),
+    OpCase("scatter_add", lambda a, b: a.scatter_add(0, taugrad.tensor([[1, 1, 0]]), b) ** 3, ((2, 3), (1, 3))),
+    OpCase("index_add", lambda a, b: a.index_add(0, taugrad.tensor([1, 1]), b, alpha=2) ** 3, ((2, 3), (2, 3))),
+    # in-place ops recorded in the graph (the tensor's node is rebased)
+    OpCase("inplace_arith", lambda a, b: _inplace_arith(a, b), ((2, 3), (3,))),
+    OpCase("inplace_fill", lambda a, b: _inplace_fill(a, b), ((2, 3), (2,))),
+    OpCase("inplace_view", lambda a: _inplace_view(a), ((2, 3),), "nonzero"),
     # fused nn ops and losses
     OpCase("softmax", lambda a: F.softmax(a, dim=1), ((2, 3),)),
     OpCase("log_softmax", lambda a: F.log_softmax(a, dim=0), ((2, 3),)),
@@ -148,4 +196,52 @@ OP_CASES = [
     OpCase("mse_loss_none", lambda a, b: F.mse_loss(a, b * b, reduction="none"), ((2, 3), (2, 3))),
     OpCase("bce_with_logits", lambda a, b: F.binary_cross_entropy_with_logits(a, b), ((2, 3), (2, 3)), "unit"),
     OpCase("dropout", lambda a: _dropout(a) ** 2, ((2, 3),)),
+    # more elementary functions
+    OpCase("log10", lambda a: a.log10(), ((2, 3),), "positive"),
+    OpCase("log2", lambda a: a.log2() * a, ((2, 3),), "positive"),
+    OpCase("expm1", lambda a: a.expm1(), ((2, 3),)),
+    OpCase("exp2", lambda a: taugrad.exp2(a), ((2, 3),)),
+    OpCase("rsqrt", lambda a: a.rsqrt(), ((2, 3),), "positive"),
+    OpCase("square", lambda a: a.square() * a, ((2, 3),)),
+    OpCase("tan", lambda a: a.tan(), ((2, 3),), "unit"),
+    OpCase("asin", lambda a: a.asin(), ((2, 3),), "unit"),
+    OpCase("acos", lambda a: a.acos(), ((2, 3),), "unit"),
+    OpCase("atan", lambda a: a.atan(), ((2, 3),)),
+    OpCase("sinh", lambda a: a.sinh(), ((2, 3),)),
+    OpCase("cosh", lambda a: a.cosh(), ((2, 3),)),
+    OpCase("atan2", lambda a, b: taugrad.atan2(a, b), ((2, 3), (3,)), "nonzero"),
+    # triangles, sorting
+    OpCase("tril", lambda a: a.tril(-1) ** 2 @ a, ((3, 3),)),
+    OpCase("triu", lambda a: taugrad.triu(a, 1) ** 2, ((2, 3),)),
+    OpCase("sort", lambda a: taugrad.sort(a, dim=1, descending=True).values ** 2 * a, ((2, 3),)),
+    OpCase("topk", lambda a: a.topk(2, dim=0).values ** 3, ((3, 2),)),
+    # scans and products, with zeros (the division-free rules) and without
+    OpCase("cumsum", lambda a: a.cumsum(1) ** 2, ((2, 3),)),
+    OpCase("cumprod", lambda a: a.cumprod(1), ((2, 3),), "positive"),
+    OpCase("cumprod_zeros", lambda a: (a * _ZEROS).cumprod(1) + a.cumprod(0) * 0.5, ((2, 3),)),
+    OpCase("prod", lambda a: a.prod(1), ((2, 3),)),
+    OpCase("prod_all", lambda a: a.prod() * a, ((2, 2),)),
+    OpCase("prod_zeros", lambda a: (a * _ZEROS).prod(1, keepdim=True) + (a * _ZEROS).prod(), ((2, 3),)),
+    # rearranging
+    OpCase("flip", lambda a: a.flip(0, 1) ** 2 * a, ((2, 3),)),
+    OpCase("roll", lambda a: a.roll(1, 1) ** 2 * a + a.roll(2) ** 3, ((2, 3),)),
+    OpCase("repeat", lambda a: a.repeat(2, 1, 2) ** 3, ((2, 2),)),
+    OpCase("repeat_interleave", lambda a: a.repeat_interleave(2, dim=0) ** 3, ((2, 2),)),
+    # einsum (its rule is an einsum, so every order is one)
+    OpCase("einsum_matmul", lambda a, b: taugrad.einsum("ij,jk->ik", a, b) ** 2, ((2, 3), (3, 2))),
+    OpCase("einsum_diagonal", lambda a: taugrad.einsum("ii->i", a) ** 2 * taugrad.einsum("ij->", a), ((2, 2),)),
+    OpCase("einsum_broadcast", lambda a, b: taugrad.einsum("...ij,jk->...ki", a, b) ** 2, ((2, 1, 3), (3, 2))),
+    # vectors and matrices
+    OpCase("outer", lambda a, b: taugrad.outer(a, b) ** 2, ((2,), (3,))),
+    OpCase("diag_embed", lambda a: taugrad.diag(a, 1) @ taugrad.diag(a * a, -1), ((2,),)),
+    OpCase("diag_extract", lambda a: a.diag(-1) ** 3, ((3, 3),)),
+    OpCase("trace", lambda a: (a @ a).trace(), ((2, 2),)),
+    OpCase("vector_norm", lambda a: taugrad.linalg.vector_norm(a, dim=1), ((2, 3),)),
+    OpCase("vector_norm_p3", lambda a: a.norm(3, dim=(0,)), ((2, 3),), "nonzero"),
+    OpCase("vector_norm_inf", lambda a: taugrad.linalg.vector_norm(a, float("inf"), dim=0) ** 2, ((2, 3),)),
+    OpCase("matrix_norm_1", lambda a: taugrad.linalg.matrix_norm(a, 1) ** 2, ((2, 3),), "nonzero"),
 ]
+
+from .op_cases_cnn import CNN_ROWS  # noqa: E402  (convolution, pooling, normalisation, resampling)
+
+OP_CASES += [OpCase(*row) for row in CNN_ROWS]

@@ -62,7 +62,7 @@ def test_block_hessian_of_mlp_loss_matches_torch(kind):
     for i in range(4):
         for j in range(4):
             assert ours[i][j].shape == tuple(theirs[i][j].shape) == SHAPES[i] + SHAPES[j]
-            np.testing.assert_allclose(ours[i][j].data, theirs[i][j].numpy(), rtol=1e-10, atol=1e-12,
+            np.testing.assert_allclose(ours[i][j].detach().numpy(), theirs[i][j].numpy(), rtol=1e-10, atol=1e-12,
                                        err_msg=f"block ({i}, {j})")
 
 
@@ -85,8 +85,8 @@ def test_flat_hessian_is_symmetric_and_matches_torch():
     theirs = torch.autograd.functional.hessian(
         lambda t: flat_loss(t, torch_loss("cross_entropy"), lambda p, s: p.reshape(s)), torch.tensor(theta))
     assert ours.shape == (26, 26)
-    np.testing.assert_allclose(ours.data, theirs.numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(ours.data, ours.data.T, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.detach().numpy(), ours.detach().numpy().T, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("kind", ["cross_entropy", "mse"])
@@ -96,7 +96,7 @@ def test_hvp_of_mlp_loss_matches_torch(kind):
     t_value, theirs = torch.autograd.functional.hvp(torch_loss(kind), torch_params(), tuple(torch.tensor(v) for v in vs))
     assert value.item() == pytest.approx(t_value.item(), rel=1e-12)
     for i in range(4):
-        np.testing.assert_allclose(ours[i].data, theirs[i].numpy(), rtol=1e-10, atol=1e-12, err_msg=f"param {i}")
+        np.testing.assert_allclose(ours[i].detach().numpy(), theirs[i].numpy(), rtol=1e-10, atol=1e-12, err_msg=f"param {i}")
 
 
 def test_hvp_equals_hessian_times_vector():
@@ -105,8 +105,8 @@ def test_hvp_equals_hessian_times_vector():
     H = func.hessian(tg_loss("cross_entropy"), argnums=(0, 1, 2, 3))(*params)
     _, hv = func.hvp(tg_loss("cross_entropy"), tuple(params), tuple(taugrad.tensor(x, dtype="float64") for x in v))
     for i in range(4):
-        expected = sum(np.tensordot(H[i][j].data, v[j], axes=v[j].ndim) for j in range(4))
-        np.testing.assert_allclose(hv[i].data, expected, rtol=1e-10, atol=1e-12)
+        expected = sum(np.tensordot(H[i][j].detach().numpy(), v[j], axes=v[j].ndim) for j in range(4))
+        np.testing.assert_allclose(hv[i].detach().numpy(), expected, rtol=1e-10, atol=1e-12)
 
 
 def test_create_graph_through_nn_module_parameters_matches_torch():
@@ -117,7 +117,7 @@ def test_create_graph_through_nn_module_parameters_matches_torch():
     model = nn.Sequential(nn.Linear(3, 4, dtype="float64"), nn.Tanh(), nn.Linear(4, 2, dtype="float64"))
     with taugrad.no_grad():
         for p, value in zip(model.parameters(), PARAMS):
-            p.data[...] = value
+            p.detach().numpy()[...] = value
     params = list(model.parameters())
     loss = F.cross_entropy(model(taugrad.tensor(X, dtype="float64")), CLASSES)
     grads = taugrad.grad(loss, params, create_graph=True)
@@ -129,4 +129,4 @@ def test_create_graph_through_nn_module_parameters_matches_torch():
     t_grads = torch.autograd.grad(t_loss, t_params, create_graph=True)
     theirs = torch.autograd.grad(sum((g * g).sum() for g in t_grads), t_params)
     for o, t in zip(ours, theirs):
-        np.testing.assert_allclose(o.data, t.numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(o.detach().numpy(), t.numpy(), rtol=1e-10, atol=1e-12)

@@ -192,7 +192,7 @@ def check_forward(data: Any, parents: tuple, rule: Any, ctx: Any) -> Optional["N
         return None
     site = creation_site(2)
     problem = _non_finite(data)
-    if problem is not None and all(_non_finite(p.data) is None for p in parents):
+    if problem is not None and all(_non_finite(p._data) is None for p in parents):
         op = _op_name(rule, ctx)
         raise AnomalyError(
             f"forward of '{op}' produced {problem} from finite inputs of shape {_shapes(parents)}; "
@@ -204,12 +204,12 @@ def check_forward(data: Any, parents: tuple, rule: Any, ctx: Any) -> Optional["N
 
 def check_backward(node: Any, g: Any, parent_grads: tuple, op: str) -> None:
     """Raise if a local rule returned nan/inf for some parent although ``g`` was finite."""
-    if _non_finite(getattr(g, "data", g) if not isinstance(g, np.ndarray) else g) is not None:
+    if _non_finite(getattr(g, "_data", g) if not isinstance(g, np.ndarray) else g) is not None:
         return  # the nan came in with the gradient: an earlier node (or the caller) made it
     for index, pg in enumerate(parent_grads):
         if pg is None:
             continue
-        problem = _non_finite(pg if isinstance(pg, np.ndarray) else getattr(pg, "data", None))
+        problem = _non_finite(pg if isinstance(pg, np.ndarray) else getattr(pg, "_data", None))
         if problem is not None:
             extras = node._extras
             site = None if extras is None else extras.site

@@ -85,7 +85,7 @@ class GradientFlowMonitor:
     # -- recording ------------------------------------------------------------------
 
     def _see_activation(self, name: str, output: Any) -> None:
-        data = np.asarray(getattr(output, "data", output))
+        data = np.asarray(getattr(output, "_data", output))
         fired = data > 0
         fired = fired.reshape(fired.shape[0], -1).any(axis=0) if fired.ndim >= 2 else fired.reshape(-1)
         alive = self._alive[name]
@@ -101,7 +101,7 @@ class GradientFlowMonitor:
             total = 0.0
             for param in module._parameters.values():
                 if param is not None and param.grad is not None:
-                    g = np.asarray(param.grad.data, dtype=np.float64)
+                    g = np.asarray(param.grad._data, dtype=np.float64)
                     total += float(np.vdot(g, g).real)
             norms[name] = math.sqrt(total)
             self._norm_sums[name] += norms[name]

@@ -88,7 +88,7 @@ def _summary(x: Any) -> str:
     """A short text for data or grad: a number, a few entries, or a range."""
     if x is None:
         return "None"
-    inner = getattr(x, "data", None)  # a Tensor gradient: look at its array
+    inner = getattr(x, "_data", None)  # a Tensor gradient: look at its array
     if inner is not None and hasattr(inner, "dtype") and not hasattr(x, "tobytes"):
         x = inner
     if _is_array(x):
@@ -118,7 +118,9 @@ def _node_label(node: Any) -> str:
     label = getattr(node, "label", "") or getattr(node, "name", "") or ""
     if isinstance(label, str) and label:
         fields.append(_escape(label))
-    data = getattr(node, "data", None)
+    data = getattr(node, "_data", None)  # a Tensor's array
+    if data is None:
+        data = getattr(node, "data", None)  # a Value's number
     if _is_array(data) or hasattr(data, "dtype"):
         shape = tuple(getattr(data, "shape", ()))
         fields.append(_escape(f"shape {shape} {data.dtype}"))

@@ -39,6 +39,7 @@ from taugrad.graph import topological_order
 from taugrad.tensors.errstate import restore, silence
 from taugrad.tensors.hooks import run_hooks
 from taugrad.tensors.node import ANOMALY, CLOCK, Tensor, constant, op_name, to_array
+from taugrad.tensors.rebase import HISTORY, check_views, parents_when_recorded
 from taugrad.tensors.rule import G_OR_NEW, RELEASED
 
 _getrefcount = sys.getrefcount
@@ -78,9 +79,10 @@ def _check_versions(node: Tensor) -> None:
         if _storage_version(t) > node._clock:
             role = "its output" if which == "out" else f"its input {which}"
             raise RuntimeError(
-                f"backward of '{op}': {role} (a tensor of shape {t.shape}, {t.dtype}) was "
-                f"modified by an in-place operation after '{op}' used it; the gradient would be "
-                f"wrong. Use an out-of-place op (x = x + 1) or clone() before changing it"
+                f"backward of '{op}': {role} (a tensor of shape {tuple(t.shape)}, {t.dtype}), which '{op}' "
+                f"saved for its gradient, was modified by an in-place operation after '{op}' saved it (its "
+                f"version is newer than the one '{op}' recorded); the gradient would be wrong. Use an "
+                f"out-of-place op (x = x + 1) or clone() before changing it"
             )
 
 
@@ -104,6 +106,8 @@ def _reverse_pass(roots, root_grads, retain_graph: bool, create_graph: bool, cap
             old = grads.get(root)
             grads[root] = g if old is None else old + g
         order = topological_order(roots)
+        if HISTORY:  # some live tensor was changed by a recorded in-place op
+            check_views(order)
         anomaly = ANOMALY[0] and is_anomaly_enabled()
         captured, owned = _run_rules(order, grads, retain_graph, create_graph, capture, anomaly)
         return grads, captured, owned
@@ -162,7 +166,9 @@ def _run_rules(order: list, grads: dict, retain_graph: bool, create_graph: bool,
                 captured[node] = g
             if node._clock != clock:  # some in-place op ran since the node was recorded
                 _check_versions(node)
-            prev = node._prev
+                prev = parents_when_recorded(node)  # a parent rebased since then: its old node
+            else:
+                prev = node._prev
             if create_graph:
                 if not rule.twice:
                     raise RuntimeError(

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from taugrad.tensors import engine, hooks
 from taugrad.tensors.node import Tensor
-from taugrad.tensors.ops import elementwise, index, inplace, losses, matmul, reduce, shape  # noqa: F401  (registers)
+from taugrad.tensors.ops import conv, elementwise, index, inplace, losses, matmul, norm, pool, reduce, shape  # noqa: F401  (registers)
+from taugrad.tensors.ops import conversion, gather, random  # noqa: F401  (registers)
+from taugrad.tensors.ops import (  # noqa: F401  (registers)
+    compare, einsum, elementary, hist, linalg, masking, rearrange, scan, sorting,
+)
 from taugrad.tensors.rule import OPS
 
 __all__ = ["Tensor"]

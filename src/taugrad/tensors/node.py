@@ -40,16 +40,17 @@ import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
+from taugrad.tensors.dtypes import python_number_dtype
+from taugrad.tensors.grad_fn import grad_fn_of, op_name
+from taugrad.tensors.printing import tensor_repr
 
 _PYTHON_SCALARS = (bool, int, float)
 
 
 def _dtype_of(dtype):
-    """``np.dtype`` for a NumPy dtype, a string ('float32') or a Python type."""
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"unknown dtype {dtype!r}; use e.g. 'float32', 'float64', 'int64'") from None
+    """``np.dtype`` for a taugrad dtype, a NumPy dtype, a string ('float32', 'long') or a Python type."""
+    return as_numpy_dtype(dtype)
 
 
 def _holds_python_numbers(data) -> bool:
@@ -73,8 +74,9 @@ def _shorten(data, limit: int = 40) -> str:
 def to_array(data, dtype=None):
     """Turn ``data`` into an array following PyTorch's ``torch.tensor`` dtype rules.
 
-    Python floats (and lists of them) become float32, Python ints int64, bools
-    bool; arrays and NumPy scalars keep their dtype.  Arrays are not copied
+    Python floats (and lists of them) become the default dtype (float32 unless
+    ``set_default_dtype`` changed it), Python ints int64, bools bool; arrays
+    and NumPy scalars keep their dtype.  Arrays are not copied
     unless ``dtype`` asks for a conversion.
     """
     if isinstance(data, Tensor):
@@ -104,7 +106,10 @@ def to_array(data, dtype=None):
             raise ValueError(f"cannot make a Tensor: an integer in {_shorten(data)} does not fit in int64 "
                              f"(pass dtype='float64' or dtype='uint64' to store it)")
         if array.dtype == np.float64:
-            array = array.astype(np.float32)
+            if DEFAULT_FLOAT[0] != np.float64:
+                array = array.astype(DEFAULT_FLOAT[0])
+        elif array.dtype.kind == "c":
+            array = array.astype(default_complex())
         elif array.dtype.kind == "i" and array.dtype != np.int64:
             array = array.astype(np.int64)
     return array
@@ -197,13 +202,39 @@ class Tensor:
 
     # ------------------------------------------------------------------ storage
     @property
-    def data(self):
-        """The tensor's array (shared, not copied)."""
-        return self._data
+    def data(self) -> "Tensor":
+        """This tensor's values as a tensor outside the graph, sharing memory (as ``torch.Tensor.data``).
+
+        ``p.data += -lr * p.grad`` updates ``p`` in place without recording
+        anything, and bumps ``p``'s version as any in-place op does (so a
+        backward through an op that saved ``p`` refuses to run).  For the
+        NumPy array use ``t.numpy()`` or ``np.asarray(t)``.
+        """
+        out = _new(Tensor)
+        out._data = self._data
+        out._grad = None
+        out._requires_grad = False
+        out._prev = ()
+        out._rule = None
+        out._ctx = None
+        out._clock = 0
+        out._version = 0
+        out._base = self if self._base is None else self._base
+        out._extras = None
+        return out
 
     @data.setter
     def data(self, value) -> None:
-        self._data = to_array(value)
+        """``p.data = t``: ``p`` now holds ``t``'s values (shared; shape and dtype may change, as torch)."""
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data: assigned value must be a Tensor, got {type(value).__name__} "
+                            f"(wrap it: t.data = taugrad.tensor(value))")
+        if value._data is not self._data:
+            if self._requires_grad:
+                _check_can_require_grad(value._data.dtype)
+            self._data = value._data
+            if self._grad is not None and self._grad._data.shape != value._data.shape:
+                self._grad = None  # a gradient of the old shape no longer fits
 
     # ------------------------------------------------------------------ autograd state
     @property
@@ -233,7 +264,8 @@ class Tensor:
 
     @property
     def dtype(self):
-        return self._data.dtype
+        """The element type: ``taugrad.float32``, ``taugrad.int64``... (compares equal to the NumPy dtype too)."""
+        return from_numpy_dtype(self._data.dtype)
 
     @property
     def ndim(self) -> int:
@@ -251,8 +283,8 @@ class Tensor:
 
     @property
     def grad_fn(self):
-        """The rule record of the op that produced this tensor, or None for a leaf."""
-        return self._rule
+        """The backward node of the op that produced this tensor (``name()``, ``next_functions``), None for a leaf."""
+        return grad_fn_of(self)
 
     def size(self, dim=None):
         """Shape as a tuple, or the length of dimension ``dim``."""
@@ -261,10 +293,32 @@ class Tensor:
         return self._data.shape[normalize_dim(dim, self._data.ndim, "size")]
 
     def numel(self) -> int:
+        """Number of elements."""
         return self._data.size
+
+    nelement = numel
 
     def dim(self) -> int:
         return self._data.ndim
+
+    def stride(self, dim=None):
+        """Steps between neighbours along each dimension, in elements (as torch; NumPy counts bytes)."""
+        itemsize = self._data.itemsize
+        strides = tuple(s // itemsize for s in self._data.strides)
+        if dim is None:
+            return strides
+        return strides[normalize_dim(dim, self._data.ndim, "stride")]
+
+    def is_floating_point(self) -> bool:
+        """True for float16/32/64 (and bfloat16) tensors."""
+        return self._data.dtype.kind in "fV"
+
+    def is_complex(self) -> bool:
+        return self._data.dtype.kind == "c"
+
+    def element_size(self) -> int:
+        """Bytes per element."""
+        return self._data.itemsize
 
     def __len__(self) -> int:
         if self._data.ndim == 0:
@@ -315,9 +369,16 @@ class Tensor:
         return int(self._data.item())
 
     def __format__(self, spec: str) -> str:
-        if spec and self._data.size == 1:  # f"{loss:.4f}" formats the number, as PyTorch
+        if self._data.ndim == 0:  # f"{loss:.4f}" formats the number, as PyTorch
             return format(self._data.item(), spec)
-        return format(str(self), spec)
+        if spec:
+            raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {self._data.shape}: "
+                            f"only 0-d tensors format as numbers (use .item())")
+        return str(self)
+
+    def __round__(self, ndigits=None):
+        # torch.Tensor defines no __round__ either; say what works instead
+        raise TypeError("round() of a tensor: use round(t.item(), n) for a number")
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
@@ -333,16 +394,9 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="Tensor(")
-        extras = []
-        if self._data.dtype not in (np.float32, np.int64, np.bool_):
-            extras.append(f"dtype={self._data.dtype}")
-        if self._rule is not None:
-            freed_op = getattr(self._ctx, "op", None) if self._op == "released" else None
-            extras.append(f"grad_fn=<{freed_op}, released>" if freed_op else f"grad_fn=<{self._op}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"Tensor({body}{''.join(', ' + e for e in extras)})"
+        """PyTorch's layout: ``tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`` (see tensors/printing.py)."""
+        grad_fn = grad_fn_of(self)
+        return tensor_repr(self._data, "" if grad_fn is None else grad_fn.name(), self._requires_grad)
 
     # ------------------------------------------------------------ copying
     def __reduce_ex__(self, protocol):
@@ -520,28 +574,27 @@ def as_array(data):
 def operand(x, like: Tensor) -> Tensor:
     """The other operand of a binary op as a Tensor.
 
-    Python numbers take ``like``'s dtype when it is floating (a float32 tensor
-    stays float32, as in PyTorch); arrays keep theirs; lists follow ``tensor()``.
+    A Python number becomes a 0-d constant of the dtype PyTorch computes in:
+    ``like``'s where the number's category is not higher (a float with a
+    float32 tensor, an int with an int32 tensor, a bool with anything), else
+    the number's own (the default float dtype for a float; int64 for an int
+    meeting a bool tensor).  Arrays keep their dtype; lists follow ``tensor()``.
     """
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (bool, int, float, np.number, np.bool_)) and not isinstance(x, np.ndarray):
-        dtype = like._data.dtype if like._data.dtype.kind in "fc" else None
-        if dtype is None:
-            return constant(to_array(x.item() if isinstance(x, np.generic) else x))
-        return constant(np.asarray(x, dtype=dtype))
+    if isinstance(x, (bool, int, float, complex, np.number, np.bool_)) and not isinstance(x, np.ndarray):
+        value = x.item() if isinstance(x, np.generic) else x
+        kind = like._data.dtype.kind
+        if (isinstance(value, bool) or (kind in "fc" and not isinstance(value, complex))
+                or (kind in "iu" and isinstance(value, int))):
+            try:
+                return constant(np.asarray(value, dtype=like._data.dtype))
+            except OverflowError:  # an int beyond int8's range: int64 here, wrapped when promoted (as torch)
+                return constant(np.asarray(value))
+        return constant(np.asarray(value, dtype=python_number_dtype(value)))
     return constant(to_array(x))
 
 
-
-
-def op_name(node: Tensor) -> str:
-    """Name of the op that made ``node`` ('' for a leaf)."""
-    rule = node._rule
-    if rule is None:
-        return ""
-    name_of = rule.name_of
-    return name_of(node) if name_of is not None and node._ctx is not None else rule.op
 
 
 # ---------------------------------------------------------------------------

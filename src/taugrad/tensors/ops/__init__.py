@@ -16,4 +16,13 @@ and operators it provides).  The families import only the bottom layer
 * :mod:`~taugrad.tensors.ops.inplace`     -- ``add_``, ``zero_``, ``+=``... (version counting)
 * :mod:`~taugrad.tensors.ops.losses`      -- softmax / log_softmax, the losses built on them, dropout
 * :mod:`~taugrad.tensors.ops.creation`    -- making tensors (zeros, randn, arange...)
+* :mod:`~taugrad.tensors.ops.elementary`  -- log2/log10, expm1, tan, asin..., atan2, one-sided clamps
+* :mod:`~taugrad.tensors.ops.masking`     -- tril, triu
+* :mod:`~taugrad.tensors.ops.sorting`     -- sort, argsort, topk, unique
+* :mod:`~taugrad.tensors.ops.hist`        -- bincount, histc, histogram
+* :mod:`~taugrad.tensors.ops.scan`        -- cumsum, cumprod, prod
+* :mod:`~taugrad.tensors.ops.rearrange`   -- flip, roll, repeat, tile, repeat_interleave, unbind, narrow, movedim
+* :mod:`~taugrad.tensors.ops.einsum`      -- einsum (its rule is an einsum)
+* :mod:`~taugrad.tensors.ops.linalg`      -- outer, diag, trace, vector_norm / norm
+* :mod:`~taugrad.tensors.ops.compare`     -- isnan, isinf, isfinite, isclose, allclose, equal
 """

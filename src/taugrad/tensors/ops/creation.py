@@ -10,11 +10,12 @@ import operator
 
 import numpy as np
 
+from taugrad.tensors import sampling
+from taugrad.tensors.device import check_device
 from taugrad.tensors.generator import get_generator
+from taugrad.tensors.dtypes import DEFAULT_FLOAT, float32, float64  # noqa: F401  (taugrad.float32 was defined here)
+from taugrad.tensors.spacing import linspace_array
 from taugrad.tensors.node import Tensor, _dtype_of, to_array
-
-float32 = np.float32
-float64 = np.float64
 
 
 def _size(size, op: str) -> tuple:
@@ -38,27 +39,22 @@ def _sizes(sizes: tuple, size, op: str) -> tuple:
     return _size(sizes, op)
 
 
-def _random_floats(draw, shape: tuple, dtype, op: str):
-    """``draw(shape, dtype=...)`` for any floating dtype (NumPy draws float32 and float64 only)."""
-    if dtype.kind != "f":
-        raise TypeError(f"{op}: dtype must be floating, got {dtype}")
-    if dtype in (np.float32, np.float64):
-        return draw(shape, dtype=dtype)
-    return draw(shape, dtype=np.float32).astype(dtype)  # float16: drawn in float32, then rounded
-
-
-def _dtype(dtype, default=np.float32):
-    return np.dtype(default) if dtype is None else _dtype_of(dtype)
+def _dtype(dtype, default=None):
+    """The NumPy dtype asked for; ``default`` (the default float dtype unless given) if none."""
+    if dtype is not None:
+        return _dtype_of(dtype)
+    return DEFAULT_FLOAT[0] if default is None else np.dtype(default)
 
 
 def _result(data, requires_grad: bool) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
+def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a *copy* of ``data`` (floats -> float32, as ``torch.tensor``)."""
+    check_device(device, "tensor")
     array = to_array(data, dtype)
-    if isinstance(data, (np.ndarray, Tensor)) and (array is data or array is getattr(data, "data", None)):
+    if isinstance(data, (np.ndarray, Tensor)) and (array is data or array is getattr(data, "_data", None)):
         array = array.copy()
     return Tensor(array, requires_grad=requires_grad)
 
@@ -70,23 +66,27 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def zeros(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of zeros."""
+    check_device(device, "zeros")
     return _result(np.zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
 
 
-def ones(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of ones."""
+    check_device(device, "ones")
     return _result(np.ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor with unspecified contents."""
+    check_device(device, "empty")
     return _result(np.empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor filled with ``fill_value`` (dtype inferred from it as ``torch.full``)."""
+    check_device(device, "full")
     if dtype is None:
         dtype = to_array(fill_value).dtype
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "full")
@@ -98,23 +98,62 @@ def _like(t, dtype):
     return data.shape, (data.dtype if dtype is None else _dtype_of(dtype))
 
 
-def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "zeros_like")
     shape, dtype = _like(t, dtype)
     return _result(np.zeros(shape, dtype=dtype), requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "ones_like")
     shape, dtype = _like(t, dtype)
     return _result(np.ones(shape, dtype=dtype), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    check_device(device, "full_like")
     shape, dtype = _like(t, dtype)
     return _result(np.full(shape, fill_value, dtype=dtype), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
+def empty_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``t``'s shape and dtype with unspecified contents."""
+    check_device(device, "empty_like")
+    shape, dtype = _like(t, dtype)
+    return _result(np.empty(shape, dtype=dtype), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """``data`` as a tensor, sharing memory where it can (as ``torch.as_tensor``).
+
+    A Tensor of the asked dtype is returned as it is, a NumPy array is
+    wrapped without a copy (writes through either are seen by the other);
+    anything else, or another dtype, is converted (a copy).
+    """
+    check_device(device, "as_tensor")
+    if isinstance(data, Tensor):
+        return data if dtype is None or data._data.dtype == _dtype_of(dtype) else data.to(_dtype_of(dtype))
+    return Tensor(to_array(data, dtype))
+
+
+def numel(t) -> int:
+    """The number of elements of ``t``."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"numel: expected a Tensor, got {type(t).__name__}")
+    return t._data.size
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale."""
+    check_device(device, "logspace")
+    exponents = linspace(start, end, steps, dtype=np.float64)._data
+    return _result((float(base) ** exponents).astype(_dtype(dtype)), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``start, start + step, ...`` below ``end`` (ints -> int64, floats -> float32)."""
+    check_device(device, "arange")
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
@@ -124,47 +163,53 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
         raise ValueError(f"arange: unsupported range {start} -> {end} with step {step} (bounds must be finite)")
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
-        dtype = np.int64 if is_int else np.float32
+        dtype = np.int64 if is_int else DEFAULT_FLOAT[0]
     return _result(np.arange(start, end, step).astype(_dtype_of(dtype)), requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=None, requires_grad: bool = False) -> Tensor:
+def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    check_device(device, "linspace")
     try:  # checked here: NumPy's own errors name no argument
         steps = operator.index(steps)
     except TypeError:
         raise TypeError(f"linspace: steps must be an int, got {steps!r}") from None
     if steps < 0:
         raise ValueError(f"linspace: steps must be non-negative, got {steps}")
-    return _result(np.linspace(start, end, steps, dtype=_dtype(dtype)), requires_grad)
+    dtype = _dtype(dtype)
+    if dtype.kind != "f":  # integer ranges: NumPy's values, truncated
+        return _result(np.linspace(start, end, steps).astype(dtype), requires_grad)
+    return _result(linspace_array(start, end, steps, dtype), requires_grad)
 
 
-def eye(n: int, m=None, dtype=None, requires_grad: bool = False) -> Tensor:
+def eye(n: int, m=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Identity matrix (``n x m``)."""
+    check_device(device, "eye")
     n, m = _size((n, n if m is None else m), "eye")
     return _result(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
-def randn(*sizes, size=None, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Samples of the standard normal distribution."""
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Samples of the standard normal distribution N(0, 1) (float32 unless ``dtype``)."""
+    check_device(device, "randn")
     shape = _sizes(sizes, size, "randn")
-    data = _random_floats(get_generator(generator).standard_normal, shape, _dtype(dtype), "randn")
-    return _result(data, requires_grad)
+    return _result(sampling.standard_normal(get_generator(generator), shape, _dtype(dtype), "randn"), requires_grad)
 
 
-def rand(*sizes, size=None, dtype=None, requires_grad: bool = False, generator=None) -> Tensor:
-    """Samples of the uniform distribution on [0, 1)."""
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Samples of the uniform distribution on [0, 1) (float32 unless ``dtype``)."""
+    check_device(device, "rand")
     shape = _sizes(sizes, size, "rand")
-    data = _random_floats(get_generator(generator).random, shape, _dtype(dtype), "rand")
-    return _result(data, requires_grad)
+    return _result(sampling.uniform01(get_generator(generator), shape, _dtype(dtype), "rand"), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
-    """Random integers in ``[low, high)`` (int64).
+def randint(low, high=None, size=(), generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Random integers in ``[low, high)`` (int64 unless ``dtype``).
 
     As ``torch.randint``: ``randint(high, size)``, ``randint(low, high, size)``,
     or the sizes by keyword.
     """
+    check_device(device, "randint")
     if isinstance(high, (tuple, list)):  # randint(high, size): PyTorch's two-argument form
         low, high, size = 0, low, high
     if high is None:
@@ -172,9 +217,38 @@ def randint(low, high=None, size=(), dtype=None, generator=None) -> Tensor:
     if not low < high:
         raise ValueError(f"randint: low ({low}) must be below high ({high})")
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "randint")
-    return Tensor(get_generator(generator).integers(low, high, size=size).astype(_dtype(dtype, np.int64)))
+    data = sampling.integers(get_generator(generator), low, high, size, _dtype(dtype, np.int64), "randint")
+    return _result(data, requires_grad)
 
 
-def randperm(n: int, generator=None) -> Tensor:
-    """A random permutation of ``0..n-1`` (int64)."""
-    return Tensor(get_generator(generator).permutation(n).astype(np.int64))
+def randperm(n: int, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of ``0..n-1`` (int64 unless ``dtype``)."""
+    check_device(device, "randperm")
+    (n,) = _size((n,), "randperm")
+    data = get_generator(generator).permutation(n).astype(_dtype(dtype, np.int64))
+    return _result(data, requires_grad)
+
+
+def rand_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``rand`` with ``t``'s shape and (unless ``dtype``) dtype."""
+    check_device(device, "rand_like")
+    shape, dtype = _like(t, dtype)
+    return _result(sampling.uniform01(get_generator(generator), shape, dtype, "rand_like"), requires_grad)
+
+
+def randn_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``randn`` with ``t``'s shape and (unless ``dtype``) dtype."""
+    check_device(device, "randn_like")
+    shape, dtype = _like(t, dtype)
+    return _result(sampling.standard_normal(get_generator(generator), shape, dtype, "randn_like"), requires_grad)
+
+
+def randint_like(t, low, high=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``randint`` with ``t``'s shape and (unless ``dtype``) dtype: ``randint_like(t, high)`` or
+    ``randint_like(t, low, high)``."""
+    check_device(device, "randint_like")
+    if high is None:
+        low, high = 0, low
+    shape, dtype = _like(t, dtype)
+    data = sampling.integers(get_generator(generator), low, high, shape, dtype, "randint_like")
+    return _result(data, requires_grad)

@@ -4,8 +4,10 @@ For ``z = f(a, b)`` broadcast to ``z.shape``, the chain rule gives
 ``grad_a = sum_to(g * dz/da, a.shape)``: every broadcast copy of an element of
 ``a`` contributed to the loss, so its gradient is the sum over the copies.
 
-Python numbers as operands are kept as constants in ``_ctx`` (no Tensor made)
-and follow NumPy 2's weak promotion: ``float32_tensor * 2.0`` stays float32.
+Python numbers as operands are kept as constants in ``_ctx`` (no Tensor made).
+Result dtypes follow PyTorch's promotion (:mod:`taugrad.tensors.dtypes`):
+operands of different dtypes are converted by ``promote`` first, only when
+their dtypes differ, so same-dtype ops pay one identity test.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import broadcast_error
+from taugrad.tensors.dtypes import as_dtype, float_input, promote, promote_number
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import ComplexGradError, array_module, constant, make, operand
 from taugrad.tensors.node import Tensor, _dtype_of, to_array
@@ -42,9 +45,12 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
 
 
 def _binary_data(op: str, fn, a: Tensor, b: Tensor):
+    ad, bd = a._data, b._data
+    if ad.dtype is not bd.dtype:
+        ad, bd = promote(ad, bd)
     try:
         with quiet():
-            return fn(a._data, b._data)
+            return fn(ad, bd)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error(op, a, b, error) from None
 
@@ -53,6 +59,15 @@ def _unary_data(op: str, fn, a: Tensor):
     try:
         with quiet():
             return fn(a._data)
+    except TypeError:
+        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
+
+
+def _float_data(op: str, fn, a: Tensor):
+    """``fn`` of ``a``'s values, integer or bool ones converted to the default float dtype first (as torch)."""
+    try:
+        with quiet():
+            return fn(float_input(a._data))
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
@@ -80,10 +95,17 @@ def add(a: Tensor, b) -> Tensor:
     """``a + b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a._data + b._data, (a, b), add_backward)
-        if type(b) is float or type(b) is int:
+            ad, bd = a._data, b._data
+            if ad.dtype is not bd.dtype:
+                ad, bd = promote(ad, bd)
+            return make(ad + bd, (a, b), add_backward)
+        if type(b) is int:
             return make(a._data + b, (a,), add_scalar_backward)
+        if type(b) is float:
+            return make(promote_number(a._data, b) + b, (a,), add_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
+        if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
+            return add(a, operand(b, a))
         raise binary_error("add", a, b, error) from None
     return add(a, operand(b, a))
 
@@ -112,20 +134,41 @@ def sub(a: Tensor, b) -> Tensor:
     """``a - b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a._data - b._data, (a, b), sub_backward)
-        if type(b) is float or type(b) is int:
-            return make(a._data - b, (a,), sub_scalar_backward)
+            ad, bd = a._data, b._data
+            if ad.dtype is not bd.dtype:
+                _refuse_bool_sub(ad, bd)
+                ad, bd = promote(ad, bd)
+            return make(ad - bd, (a, b), sub_backward)
+        if type(b) is int or type(b) is float:
+            _refuse_bool_sub(a._data, b)
+            return make(promote_number(a._data, b) - b, (a,), sub_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
+        if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
+            return sub(a, operand(b, a))
         raise binary_error("sub", a, b, error) from None
+    if type(b) is bool:
+        _refuse_bool_sub(a._data, b)
     return sub(a, operand(b, a))
+
+
+def _refuse_bool_sub(ad, b) -> None:
+    """As torch: ``-`` with a bool and a non-floating operand is refused (no meaning for truth values).
+
+    With a floating operand (``1.0 - mask``, as the rules write) it is computed; torch refuses that too.
+    """
+    kinds = ad.dtype.kind + ("b" if type(b) is bool else "f" if type(b) is float else
+                             getattr(getattr(b, "dtype", None), "kind", "i"))
+    if "b" in kinds and "f" not in kinds and "c" not in kinds:
+        raise TypeError("sub: subtraction with a bool tensor is not supported; use ~ or logical_xor() instead")
 
 
 @register("rsub", methods=("__rsub__",))
 def rsub(a: Tensor, b) -> Tensor:
     """``b - a`` (Python's reflected subtraction)."""
-    if type(b) is float or type(b) is int:
+    if type(b) is float or type(b) is int or type(b) is bool:
+        _refuse_bool_sub(a._data, b)
         try:
-            return make(b - a._data, (a,), rsub_scalar_backward)
+            return make(b - promote_number(a._data, b), (a,), rsub_scalar_backward)
         except (TypeError, OverflowError) as error:  # e.g. an int too large for the dtype
             raise binary_error("sub", a, b, error) from None
     return sub(operand(b, a), a)
@@ -153,10 +196,15 @@ def mul(a: Tensor, b) -> Tensor:
     """``a * b`` with broadcasting."""
     try:
         if isinstance(b, Tensor):
-            return make(a._data * b._data, (a, b), mul_backward)
+            ad, bd = a._data, b._data
+            if ad.dtype is not bd.dtype:
+                ad, bd = promote(ad, bd)
+            return make(ad * bd, (a, b), mul_backward)
         if type(b) is float or type(b) is int:
-            return make(a._data * b, (a,), mul_scalar_backward, b)
+            return make(promote_number(a._data, b) * b, (a,), mul_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
+        if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
+            return mul(a, operand(b, a))
         raise binary_error("mul", a, b, error) from None
     return mul(a, operand(b, a))
 
@@ -192,9 +240,14 @@ def div(a: Tensor, b) -> Tensor:
     try:
         with quiet():
             if isinstance(b, Tensor):
-                return make(a._data / b._data, (a, b), div_backward)
+                ad, bd = a._data, b._data
+                if ad.dtype is not bd.dtype:
+                    ad, bd = promote(ad, bd)
+                if ad.dtype.kind in "biu":  # true division of integers: the default float dtype
+                    ad, bd = float_input(ad), float_input(bd)
+                return make(ad / bd, (a, b), div_backward)
             if type(b) is float or type(b) is int:
-                return make(a._data / b, (a,), div_scalar_backward, b)
+                return make(float_input(a._data) / b, (a,), div_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error("div", a, b, error) from None
     return div(a, operand(b, a))
@@ -206,7 +259,7 @@ def rdiv(a: Tensor, b) -> Tensor:
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                return make(b / a._data, (a,), rdiv_scalar_backward, b)
+                return make(b / float_input(a._data), (a,), rdiv_scalar_backward, b)
         except (TypeError, OverflowError) as error:  # e.g. an int too large for a float
             raise binary_error("div", a, b, error) from None
     return div(operand(b, a), a)
@@ -261,7 +314,7 @@ def pow(a: Tensor, b) -> Tensor:
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                data = a._data**b
+                data = promote_number(a._data, b)**b
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -276,7 +329,7 @@ def rpow(a: Tensor, b) -> Tensor:
     if type(b) is float or type(b) is int:
         try:
             with quiet():
-                data = b**a._data
+                data = b**promote_number(a._data, b)
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -311,7 +364,7 @@ def exp_backward(g, out, ins, node):
 @register("exp", methods=("exp",))
 def exp(a: Tensor) -> Tensor:
     """``e ** a``."""
-    return make(_unary_data("exp", np.exp, a), (a,), exp_backward)
+    return make(_float_data("exp", np.exp, a), (a,), exp_backward)
 
 
 @rule("log", reads=(0,), gives=NEW)
@@ -323,7 +376,7 @@ def log_backward(g, out, ins, node):
 @register("log", methods=("log",))
 def log(a: Tensor) -> Tensor:
     """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
-    return make(_unary_data("log", np.log, a), (a,), log_backward)
+    return make(_float_data("log", np.log, a), (a,), log_backward)
 
 
 @rule("log1p", reads=(0,), gives=NEW)
@@ -335,7 +388,7 @@ def log1p_backward(g, out, ins, node):
 @register("log1p", methods=("log1p",))
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
-    return make(_unary_data("log1p", np.log1p, a), (a,), log1p_backward)
+    return make(_float_data("log1p", np.log1p, a), (a,), log1p_backward)
 
 
 @rule("sqrt", reads=("out",), gives=NEW)
@@ -347,7 +400,7 @@ def sqrt_backward(g, out, ins, node):
 @register("sqrt", methods=("sqrt",))
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
-    return make(_unary_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
+    return make(_float_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
 
 
 @rule("sin", reads=(0,), gives=NEW)
@@ -359,7 +412,7 @@ def sin_backward(g, out, ins, node):
 
 @register("sin", methods=("sin",))
 def sin(a: Tensor) -> Tensor:
-    return make(_unary_data("sin", np.sin, a), (a,), sin_backward)
+    return make(_float_data("sin", np.sin, a), (a,), sin_backward)
 
 
 @rule("cos", reads=(0,), gives=NEW)
@@ -371,7 +424,7 @@ def cos_backward(g, out, ins, node):
 
 @register("cos", methods=("cos",))
 def cos(a: Tensor) -> Tensor:
-    return make(_unary_data("cos", np.cos, a), (a,), cos_backward)
+    return make(_float_data("cos", np.cos, a), (a,), cos_backward)
 
 
 @rule("abs", reads=(0,), gives=NEW)
@@ -401,7 +454,7 @@ def tanh_backward(g, out, ins, node):
 @register("tanh", methods=("tanh",))
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return make(_unary_data("tanh", np.tanh, a), (a,), tanh_backward)
+    return make(_float_data("tanh", np.tanh, a), (a,), tanh_backward)
 
 
 @rule("sigmoid", reads=("out",), gives=NEW)
@@ -413,7 +466,7 @@ def sigmoid_backward(g, out, ins, node):
 @register("sigmoid", methods=("sigmoid",))
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function, computed without overflow for any input."""
-    return make(_unary_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
+    return make(_float_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
 
 
 @rule("relu", reads=("out",), gives=NEW)
@@ -467,7 +520,7 @@ def _tanh_any(x):
 @register("gelu", methods=("gelu",))
 def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``a * Phi(a)`` (``approximate='tanh'``: the tanh form)."""
-    x = a._data
+    x = float_input(a._data)
     if approximate == "tanh":
         data = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
     elif approximate == "none":
@@ -487,7 +540,7 @@ def erf_backward(g, out, ins, node):
 @register("erf", methods=("erf",))
 def erf(a: Tensor) -> Tensor:
     """The error function."""
-    return make(_unary_data("erf", A.erf_array, a), (a,), erf_backward)
+    return make(_float_data("erf", A.erf_array, a), (a,), erf_backward)
 
 
 # ---------------------------------------------------------------------------
@@ -558,13 +611,17 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
             bound = bound._data
         bounds.append(bound)
     lo, hi = bounds
+    ad = a._data
+    for bound in bounds:  # a float bound makes an integer tensor floating, as torch
+        if type(bound) is float:
+            ad = promote_number(ad, bound)
     try:
         if lo is None:
-            data = np.minimum(a._data, hi)
+            data = np.minimum(ad, hi)
         elif hi is None:
-            data = np.maximum(a._data, lo)
+            data = np.maximum(ad, lo)
         else:
-            data = np.minimum(np.maximum(a._data, lo), hi)
+            data = np.minimum(np.maximum(ad, lo), hi)
     except ValueError:
         raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
     except TypeError:  # e.g. a string bound: NumPy's UFuncTypeError would name no argument
@@ -596,8 +653,11 @@ def where(condition, x, y) -> Tensor:
     cond = condition if isinstance(condition, Tensor) else constant(np.asarray(condition))
     if cond._data.dtype != np.bool_:
         cond = constant(cond._data.astype(bool))
+    xd, yd = x._data, y._data
+    if xd.dtype is not yd.dtype:
+        xd, yd = promote(xd, yd)
     try:
-        data = array_module(x._data).where(cond._data, x._data, y._data)
+        data = array_module(xd).where(cond._data, xd, yd)
     except ValueError:
         raise ValueError(
             f"where: shapes {cond.shape}, {x.shape} and {y.shape} cannot broadcast"
@@ -616,7 +676,7 @@ def astype_backward(g, out, ins, node):
     return (g.astype(ins[0].dtype),)
 
 
-@register("astype", methods=("astype", "to"))
+@register("astype", methods=("astype",))
 def astype(a: Tensor, dtype) -> Tensor:
     """``a`` converted to ``dtype`` (also ``.to(dtype)``); gradients flow between float dtypes."""
     if isinstance(dtype, str) and dtype == "cpu":  # .to("cpu"): the only device there is
@@ -642,6 +702,54 @@ def to_float32(a: Tensor) -> Tensor:
 def to_float64(a: Tensor) -> Tensor:
     """``a.double()``: ``a`` as float64."""
     return astype(a, np.float64)
+
+
+@register("half", methods=("half",))
+def to_float16(a: Tensor) -> Tensor:
+    """``a.half()``: ``a`` as float16."""
+    return astype(a, np.float16)
+
+
+@register("long", methods=("long",))
+def to_int64(a: Tensor) -> Tensor:
+    """``a.long()``: ``a`` as int64 (floats truncated toward zero; no gradient)."""
+    return astype(a, np.int64)
+
+
+@register("int", methods=("int",))
+def to_int32(a: Tensor) -> Tensor:
+    """``a.int()``: ``a`` as int32 (no gradient)."""
+    return astype(a, np.int32)
+
+
+@register("bool", methods=("bool",))
+def to_bool(a: Tensor) -> Tensor:
+    """``a.bool()``: nonzero elements True (no gradient)."""
+    return astype(a, np.bool_)
+
+
+#: torch's legacy tensor type names, for ``t.type()``
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor", "int16": "ShortTensor",
+               "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+@register("type", methods=("type",))
+def type_(a: Tensor, dtype=None):
+    """``a.type()``: the type name ('taugrad.FloatTensor'); ``a.type(dtype)``: ``a`` as ``dtype``.
+
+    ``dtype`` may also be such a name, with 'taugrad.' or 'torch.' in front.
+    """
+    if dtype is None:
+        name = as_dtype(a._data.dtype).name
+        return "taugrad." + _TYPE_NAMES.get(name, name)
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        by_name = {v: k for k, v in _TYPE_NAMES.items()}
+        short = dtype.rsplit(".", 1)[-1]
+        if short not in by_name:
+            raise TypeError(f"type: unknown tensor type {dtype!r}")
+        dtype = by_name[short]
+    return astype(a, dtype)
 
 
 @rule("clone", gives=G_OR_NEW)

@@ -1,34 +1,66 @@
-"""Indexing ``x[key]`` and ``x[key] = value``.
+"""Indexing ``x[key]`` and ``x[key] = value``, with PyTorch's rules.
 
-Keys are NumPy's: ints, slices, ``None``, ``...``, boolean masks and integer
-arrays (or Tensors/lists of them), alone or in a tuple.  ``x[key]`` picks
-elements, so its rule puts the gradient back where they came from:
+Keys are ints, slices, ``None``, ``...``, boolean masks and integer indices
+(Tensors, arrays, lists -- nested too -- and ``range`` objects), alone or in a
+tuple.  A 0-d integer Tensor is an int, as in PyTorch.  NumPy does the work; two
+places where NumPy's rules differ from PyTorch's are fixed here:
 
-    grad_x = zeros(x.shape);  grad_x[key] += g
+* **where the indexed dims go.**  With several advanced indices (arrays), NumPy
+  counts ints as advanced indices too, and if the advanced indices are not
+  side by side their result dims go first.  PyTorch applies ints first (they
+  just remove a dim), so ``x[3, 2:, [1, 3]]`` on shape (5, 6, 4) keeps its
+  indexed dim in place: (4, 2) in PyTorch, (2, 4) in NumPy.  The result of
+  NumPy's indexing is transposed to PyTorch's order (``perm``), and the
+  gradient transposed back before it is scattered;
+* **a list holding sequences** (``x[[[0, 1], [1, 2]]]``) is a tuple of
+  indices in PyTorch (its legacy rule, still the behaviour of 2.x), an index
+  array in NumPy.
 
-With integer arrays an element can be picked several times and must receive
-the sum of its gradients, hence a scatter-*add* (``np.add.at``); keys without
-integer arrays pick each element at most once and use a plain assignment.
+``x[key]`` picks elements, so its rule puts the gradient back where they came
+from:  ``grad_x = zeros(x.shape);  grad_x[key] += g``.  With integer arrays an
+element can be picked several times and must receive the sum of its
+gradients, hence a scatter-*add* (``np.add.at``); keys without integer arrays
+pick each element at most once and use a plain assignment.
+
+``x[key] = value`` on a tensor in a graph (or with a value that requires grad)
+is recorded as PyTorch records it (see :mod:`taugrad.tensors.rebase`):
+``x' = x`` with ``value`` written at ``key``, so ``grad_x = g`` zeroed at
+``key`` and ``grad_value = g[key]`` (summed over the dims ``value`` was
+broadcast along).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.node import Tensor, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.node import make, make_view
-from taugrad.tensors.node import Tensor, bump_version, check_inplace
-from taugrad.tensors.rule import register, rule
+from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.rule import forward_of, register, rule
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
+_SEQUENCE_PARTS = (list, tuple, range, slice, type(None), type(Ellipsis), Tensor, np.ndarray)
+
+
+def _array_of(k) -> np.ndarray:
+    """An index given as a list (nested, maybe of Tensors) or a range, as an array."""
+    if isinstance(k, range):
+        return np.arange(k.start, k.stop, k.step, dtype=np.int64)
+    if isinstance(k, list) and not k:
+        return np.zeros(0, dtype=np.int64)
+    try:
+        return np.asarray(k)
+    except ValueError:
+        raise IndexError("index: a nested list used as an index is ragged (rows of different lengths)") from None
 
 
 def _index_part(k):
     """One element of a key as NumPy wants it, and whether it can repeat elements."""
     if isinstance(k, Tensor):
         k = k._data
-    elif isinstance(k, list):
-        k = np.asarray(k) if k else np.zeros(0, dtype=np.intp)
+        if k.ndim == 0 and k.dtype.kind in "iu":  # a 0-d integer tensor is an int (PyTorch selects with it)
+            return int(k), True, True
+    elif isinstance(k, (list, range)):
+        k = _array_of(k)
     if isinstance(k, np.ndarray):
         kind = k.dtype.kind
         if kind == "b":
@@ -45,49 +77,138 @@ def _index_part(k):
     )
 
 
-def normalize_key(key):
-    """``(key for NumPy, unique, basic)``: unique = no element picked twice;
-    basic = only ints/slices/None/... (the result is a view)."""
-    if type(key) is int or type(key) is slice:
-        return key, True, True
+def _as_tuple(key):
+    """The key as a tuple of parts, or None for a single part (PyTorch's rule for lists)."""
     if isinstance(key, tuple):
-        parts, unique, basic = [], True, True
-        for k in key:
-            k, u, b = _index_part(k)
-            parts.append(k)
-            unique &= u
-            basic &= b
-        return tuple(parts), unique, basic
-    return _index_part(key)
+        return key
+    if isinstance(key, list) and any(isinstance(k, _SEQUENCE_PARTS) for k in key):
+        return tuple(key)
+    return None
+
+
+def _torch_order(parts: tuple, ndim: int):
+    """The transposition taking NumPy's result of ``x[parts]`` to PyTorch's, or None if they agree.
+
+    NumPy: ints and arrays are the advanced indices; side by side, their
+    result dims replace them in place, otherwise they go first.  PyTorch: ints
+    are applied first, so only arrays count and ints never separate them.
+    """
+    arrays = [i for i, p in enumerate(parts) if isinstance(p, np.ndarray)]
+    if not arrays or any(isinstance(p, (bool, np.bool_)) or (isinstance(p, np.ndarray) and p.ndim == 0)
+                         for p in parts):
+        return None  # bool scalars add a dim in both libraries alike: leave NumPy's order
+    ints = [i for i, p in enumerate(parts)
+            if not (isinstance(p, (np.ndarray, slice)) or p is None or p is Ellipsis)]
+    consumed = 0
+    for p in parts:
+        if isinstance(p, np.ndarray) and p.dtype == np.bool_:
+            consumed += p.ndim
+        elif not (p is None or p is Ellipsis):
+            consumed += 1
+    free = max(ndim - consumed, 0)  # dims the key leaves to ``...`` or leaves out at the end
+    has_ellipsis = any(p is Ellipsis for p in parts)
+
+    def dims_before(stop: int) -> int:  # result dims made by the slices/None/... before part ``stop``
+        n = 0
+        for p in parts[:stop]:
+            if isinstance(p, slice) or p is None:
+                n += 1
+            elif p is Ellipsis:
+                n += free
+        return n
+
+    def side_by_side(members) -> bool:
+        return all(i in members for i in range(members[0], members[-1] + 1))
+
+    numpy_members = sorted(arrays + ints)
+    at_numpy = dims_before(numpy_members[0]) if side_by_side(numpy_members) else 0
+    torch_members = sorted(set(arrays) | {i for i in ints if arrays[0] < i < arrays[-1]})
+    at_torch = dims_before(arrays[0]) if side_by_side(torch_members) else 0
+    if at_numpy == at_torch:
+        return None
+    shapes = [p.shape if p.dtype != np.bool_ else (int(np.count_nonzero(p)),) for p in parts
+              if isinstance(p, np.ndarray)]
+    try:
+        k = len(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None  # NumPy raises the indexing error itself
+    total = sum(1 for p in parts if isinstance(p, slice) or p is None) + free + k
+    block = list(range(at_numpy, at_numpy + k))
+    others = [i for i in range(total) if i not in block]
+    return tuple(others[:at_torch] + block + others[at_torch:])
+
+
+def normalize_key(key, ndim: int = 0):
+    """``(key for NumPy, unique, basic, perm)``: unique = no element picked twice;
+    basic = only ints/slices/None/... (the result is a view); perm = the
+    transposition of NumPy's result into PyTorch's order, or None."""
+    if type(key) is int or type(key) is slice:
+        return key, True, True, None
+    parts = _as_tuple(key)
+    if parts is None:
+        k, u, b = _index_part(key)
+        return k, u, b, None
+    out, unique, basic = [], True, True
+    for p in parts:
+        p, u, b = _index_part(p)
+        out.append(p)
+        unique &= u
+        basic &= b
+    out = tuple(out)
+    return out, unique, basic, (None if basic else _torch_order(out, ndim))
+
+
+def _inverse(perm: tuple) -> tuple:
+    return tuple(int(i) for i in np.argsort(perm))
+
+
+def _pick(g, key):
+    """``g[key]`` with NumPy's rules, for an array or (differentiably) a Tensor."""
+    return forward_of("index_numpy")(g, key) if isinstance(g, Tensor) else g[key]
 
 
 @rule("index")
 def getitem_backward(g, out, ins, node):
     """z = a[key]:  grad_a = zeros(a.shape) with g added at key."""
-    key, unique = node._ctx
+    key, unique, perm = node._ctx
+    if perm is not None:
+        g = A.permute(g, _inverse(perm))
     return (A.scatter_add(g, key, ins[0].shape, unique),)
+
+
+def _index(x: Tensor, k, unique: bool, basic: bool, perm) -> Tensor:
+    try:
+        data = x._data[k]
+    except (IndexError, ValueError, TypeError) as error:
+        raise IndexError(f"index: {error} (tensor of shape {tuple(x.shape)})") from None
+    if basic:
+        if type(data) is not np.ndarray:  # a single element: x[k, ...] is the 0-d view of it
+            data = x._data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
+        return make_view(data, x, (x,), getitem_backward, (k, unique, None))
+    if perm is not None:
+        data = data.transpose(perm)
+    return make(data, (x,), getitem_backward, (k, unique, perm))
 
 
 @register("getitem", methods=("__getitem__",))
 def getitem(x: Tensor, key) -> Tensor:
-    """``x[key]``: NumPy indexing, recorded for backward."""
-    k, unique, basic = normalize_key(key)
-    try:
-        data = x._data[k]
-    except (IndexError, ValueError, TypeError) as error:
-        raise IndexError(f"index: {error} (tensor of shape {x.shape})") from None
-    if basic:
-        if type(data) is not np.ndarray:  # a single element: x[k, ...] is the 0-d view of it
-            data = x._data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
-        return make_view(data, x, (x,), getitem_backward, (k, unique))
-    return make(data, (x,), getitem_backward, (k, unique))
+    """``x[key]``: PyTorch's indexing, recorded for backward."""
+    k, unique, basic, perm = normalize_key(key, x._data.ndim)
+    return _index(x, k, unique, basic, perm)
+
+
+@register("index_numpy")
+def index_numpy(x: Tensor, key) -> Tensor:
+    """``x[key]`` for a key already in NumPy's form, with NumPy's placement (the rules' inverse of index_scatter)."""
+    k, unique, basic, _ = normalize_key(key, x._data.ndim)
+    return _index(x, k, unique, basic, None)
 
 
 @rule("index_scatter")
 def index_scatter_backward(g, out, ins, node):
     """z = zeros with a added at key (the adjoint of indexing):  grad_a = g[key]."""
     key, _ = node._ctx
-    return (g[key],)
+    return (_pick(g, key),)
 
 
 @register("index_scatter")
@@ -96,20 +217,57 @@ def index_scatter(a: Tensor, key, shape: tuple, unique: bool) -> Tensor:
     return make(A.scatter_add(a._data, key, shape, unique), (a,), index_scatter_backward, (key, unique))
 
 
+def _zeroed_at(g, key):
+    """``g`` with the elements at ``key`` set to 0."""
+    if isinstance(g, Tensor):
+        mask = np.ones(g.shape, dtype=g.dtype)
+        mask[key] = 0
+        return g * Tensor(mask)
+    out = np.array(g, copy=True)
+    out[key] = 0
+    return out
+
+
+@inplace_rule("setitem")
+def setitem_backward(g, out, ins, node):
+    """x' = x with value written at key:  grad_x = g zeroed at key,  grad_value = g[key] (summed to value's shape)."""
+    key, perm = node._ctx
+    px = node._prev[0]
+    gx = _zeroed_at(g, key) if px._requires_grad else None
+    if len(node._prev) == 1:
+        return (gx,)
+    pv = node._prev[1]
+    if not pv._requires_grad:
+        return gx, None
+    gv = _pick(g, key)
+    if perm is not None:
+        gv = A.permute(gv, perm)
+    gv = A.sum_to(gv, pv.shape)
+    if not isinstance(gv, Tensor):
+        gv = np.array(gv)  # a new array: g[key] may be a view of g
+    return gx, gv
+
+
 @register("setitem", methods=("__setitem__",))
 def setitem(x: Tensor, key, value) -> None:
-    """``x[key] = value`` in place (not recorded in the graph)."""
-    check_inplace(x, "setitem")
-    if isinstance(value, Tensor):
-        if value.requires_grad and _grad_mode.enabled:
-            raise RuntimeError(
-                "setitem: assigning a tensor that requires grad is not recorded in the graph; "
-                "build the result with taugrad.where / cat / stack instead, or assign under no_grad()"
-            )
-        value = value._data
-    k, _, _ = normalize_key(key)
+    """``x[key] = value`` in place (recorded in the graph if x is in one or value requires grad)."""
+    check_target(x, "setitem")
+    k, _, _, perm = normalize_key(key, x._data.ndim)
+    recorded = records(x, value)
+    data = value._data if isinstance(value, Tensor) else value
+    if perm is not None:  # value broadcasts against PyTorch's result shape: bring it to NumPy's order
+        target = x._data[k].transpose(perm).shape
+        try:
+            data = np.broadcast_to(data, target).transpose(_inverse(perm))
+        except ValueError as error:
+            raise ValueError(f"setitem: {error} (tensor of shape {tuple(x.shape)})") from None
+    pending = begin(x, "setitem") if recorded else None
     try:
-        x._data[k] = value
+        x._data[k] = data
     except (IndexError, ValueError, TypeError) as error:
-        raise type(error)(f"setitem: {error} (tensor of shape {x.shape})") from None
-    bump_version(x)
+        raise type(error)(f"setitem: {error} (tensor of shape {tuple(x.shape)})") from None
+    if not recorded:
+        bump_version(x)
+        return
+    operands = (value,) if isinstance(value, Tensor) else ()
+    finish(x, pending, operands, setitem_backward, (k, perm))

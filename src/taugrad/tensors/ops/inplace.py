@@ -1,21 +1,25 @@
-"""In-place ops (``add_``, ``mul_``, ``zero_``, ``x += y``, ...).
+"""In-place ops (``add_``, ``mul_``, ``zero_``, ``relu_``, ``x += y``, ...).
 
 They change the array in place and bump the storage's version (see
 :mod:`taugrad.tensors.node`), so a later ``backward()`` through an op that saved
 the old values raises instead of returning a wrong gradient.
 
-In-place changes are not recorded in the graph.  Like PyTorch, changing a leaf
-that requires grad is refused while grad mode is on (wrap optimizer steps in
-``taugrad.no_grad()``); unlike PyTorch, so is changing a tensor that is the
-output of a recorded op -- write ``y = y + 1`` instead of ``y += 1`` there.
+As in PyTorch, an in-place op on a tensor that is part of a graph (or that
+receives a value requiring grad) is recorded: the tensor's node is rebased
+onto the in-place op, whose first input is the tensor's old value (see
+:mod:`taugrad.tensors.rebase`).  Changing a leaf that requires grad is refused
+while grad mode is on (wrap optimizer steps in ``taugrad.no_grad()``).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from taugrad.tensors import sampling
 from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, bump_version, check_inplace, to_array
-from taugrad.tensors.rule import register
+from taugrad.tensors.node import Tensor, bump_version, check_inplace, operand, to_array
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.rule import G_OR_NEW, NEW, register
 
 
 def _data(other):
@@ -34,9 +38,8 @@ def _result_dtype(ufunc, a, b) -> str:
         return "non-numeric"
 
 
-def _apply(x: Tensor, op: str, ufunc, other) -> Tensor:
-    check_inplace(x, op)
-    od = _data(other)
+def _write(x: Tensor, op: str, ufunc, od) -> None:
+    """``x = ufunc(x, od)`` into x's array, with one-line errors."""
     try:
         ufunc(x._data, od, out=x._data)
     except TypeError:
@@ -44,24 +47,126 @@ def _apply(x: Tensor, op: str, ufunc, other) -> Tensor:
                         f"{x.dtype}") from None
     except ValueError:
         raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}") from None
-    bump_version(x)
-    return x
+
+
+def _broadcasts_into(op: str, od, x: Tensor) -> None:
+    """Refuse before anything is recorded an operand that cannot update x in place."""
+    try:
+        if np.broadcast_shapes(np.shape(od), x.shape) == x.shape:
+            return
+    except ValueError:
+        pass
+    raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}")
+
+
+# ---------------------------------------------------------------------------
+# the rules of the recorded in-place ops (input 0: the tensor's old value)
+# ---------------------------------------------------------------------------
+
+
+@inplace_rule("add_", gives=G_OR_NEW)
+def add_inplace_backward(g, out, ins, node):
+    """x' = x + alpha * b:  dx'/dx = 1,  dx'/db = alpha (summed over broadcast dims)."""
+    alpha = node._ctx
+    pb = node._prev[1]
+    gb = None
+    if pb._requires_grad:
+        gb = A.sum_to(g if alpha == 1 else g * alpha, ins[1].shape)
+    return (g if node._prev[0]._requires_grad else None), gb
+
+
+def _product_reads(node) -> tuple:
+    """mul_/div_ read the old value only when the other operand needs its gradient (then it was kept)."""
+    return (0, 1) if node._prev[1]._requires_grad else (1,)
+
+
+@inplace_rule("mul_", reads=_product_reads)
+def mul_inplace_backward(g, out, ins, node):
+    """x' = x * b:  dx'/dx = b,  dx'/db = x (the old value, kept for this)."""
+    px, pb = node._prev
+    x, b = ins
+    return (g * b if px._requires_grad else None), (A.sum_to(g * x, b.shape) if pb._requires_grad else None)
+
+
+@inplace_rule("div_", reads=_product_reads)
+def div_inplace_backward(g, out, ins, node):
+    """x' = x / b:  dx'/dx = 1 / b,  dx'/db = -x / b^2."""
+    px, pb = node._prev
+    x, b = ins
+    return (g / b if px._requires_grad else None), (A.sum_to(-g * x / (b * b), b.shape) if pb._requires_grad else None)
+
+
+@inplace_rule("copy_")
+def copy_inplace_backward(g, out, ins, node):
+    """x' = src (broadcast):  dx'/dx = 0,  dx'/dsrc = 1 summed over broadcast dims."""
+    px = node._prev[0]
+    ps = node._prev[1] if len(node._prev) > 1 else None
+    gx = A.zeros(g.shape, g) if px._requires_grad else None
+    if ps is None:
+        return (gx,)
+    return gx, (A.sum_to(g, ps.shape) * 1 if ps._requires_grad else None)
+
+
+@inplace_rule("masked_fill_")
+def masked_fill_inplace_backward(g, out, ins, node):
+    """x' = where(mask, value, x):  dx'/dx = 1 off the mask,  dx'/dvalue = 1 on it (summed)."""
+    mask = node._ctx
+    px = node._prev[0]
+    gx = A.where(mask, 0.0, g) if px._requires_grad else None
+    if len(node._prev) == 1:
+        return (gx,)
+    pv = node._prev[1]
+    return gx, (A.sum_to(A.where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)
+
+
+@inplace_rule("clamp_")
+def clamp_inplace_backward(g, out, ins, node):
+    """x' = clamp(x, lo, hi):  dx'/dx = 1 where lo <= x <= hi, else 0."""
+    return (A.where(node._ctx, g, 0.0),)
+
+
+@inplace_rule("relu_", reads=("out",))
+def relu_inplace_backward(g, out, ins, node):
+    """x' = max(x, 0):  dx'/dx = 1 where x' > 0 (read from the result, as relu)."""
+    return (g * (out != 0),)
+
+
+# ---------------------------------------------------------------------------
+# the ops
+# ---------------------------------------------------------------------------
+
+
+def _apply(x: Tensor, op: str, ufunc, other, alpha=1) -> Tensor:
+    """``x = ufunc(x, alpha * other)`` in place: recorded as an op if a graph is involved."""
+    check_target(x, op)
+    if not records(x, other):
+        od = _data(other)
+        if alpha != 1:
+            od = od * alpha
+        _write(x, op, ufunc, od)
+        bump_version(x)
+        return x
+    o = operand(other, x)
+    _broadcasts_into(op, o._data, x)
+    product = ufunc is np.multiply or ufunc is np.true_divide
+    pending = begin(x, op, keep_old=product and o._requires_grad)
+    od = o._data if alpha == 1 else o._data * alpha
+    _write(x, op, ufunc, od)
+    if product:
+        return finish(x, pending, (o,), mul_inplace_backward if ufunc is np.multiply else div_inplace_backward)
+    return finish(x, pending, (o,), add_inplace_backward, alpha if ufunc is np.add else -alpha)
 
 
 @register("add_", methods=("add_",))
 def add_(x: Tensor, other, alpha=1) -> Tensor:
     """``x += alpha * other`` in place; returns x."""
-    if alpha != 1:
-        other = _data(other) * alpha
-    return _apply(x, "add_", np.add, other)
+    return _apply(x, "add_", np.add, other, alpha)
 
 
 @register("sub_", methods=("sub_",))
 def sub_(x: Tensor, other, alpha=1) -> Tensor:
     """``x -= alpha * other`` in place; returns x."""
-    if alpha != 1:
-        other = _data(other) * alpha
-    return _apply(x, "sub_", np.subtract, other)
+    return _apply(x, "sub_", np.subtract, other, alpha)
 
 
 @register("mul_", methods=("mul_",))
@@ -96,49 +201,88 @@ def itruediv(x: Tensor, other) -> Tensor:
     return _apply(x, "/=", np.true_divide, other)
 
 
+def _assign(x: Tensor, op: str, src) -> Tensor:
+    """``x[...] = src`` (broadcast, cast as PyTorch's copy_): recorded if a graph is involved."""
+    check_target(x, op)
+    recorded = records(x, src)
+    sd = _data(src)
+    _broadcasts_into(op, sd, x)
+    pending = begin(x, op) if recorded else None
+    try:
+        np.copyto(x._data, sd, casting="unsafe")
+    except (TypeError, ValueError):
+        raise TypeError(f"{op}: cannot store {type(src).__name__} in a tensor of dtype {x.dtype}") from None
+    if not recorded:
+        bump_version(x)
+        return x
+    operands = (src,) if isinstance(src, Tensor) else ()
+    return finish(x, pending, operands, copy_inplace_backward)
+
+
 @register("fill_", methods=("fill_",))
 def fill_(x: Tensor, value) -> Tensor:
-    """Set every element to ``value``; returns x."""
-    check_inplace(x, "fill_")
-    value = _data(value)
-    try:
-        x._data[...] = value
-    except ValueError:
-        raise ValueError(f"fill_: a value of shape {np.shape(value)} cannot fill a tensor of shape {x.shape}") from None
-    except TypeError:
-        raise TypeError(f"fill_: cannot fill a tensor of dtype {x.dtype} with {type(value).__name__}") from None
-    bump_version(x)
-    return x
+    """Set every element to ``value`` (a number or a 0-d tensor); returns x."""
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise ValueError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+    return _assign(x, "fill_", value)
 
 
 @register("zero_", methods=("zero_",))
 def zero_(x: Tensor) -> Tensor:
     """Set every element to 0; returns x."""
-    return fill_(x, 0)
+    return _assign(x, "zero_", 0)
 
 
 @register("copy_", methods=("copy_",))
 def copy_(x: Tensor, src) -> Tensor:
     """Copy ``src`` (broadcast to x's shape) into x; returns x."""
-    check_inplace(x, "copy_")
-    sd = _data(src)
+    return _assign(x, "copy_", src)
+
+
+@register("masked_fill_", methods=("masked_fill_",))
+def masked_fill_(x: Tensor, mask, value) -> Tensor:
+    """Set x to ``value`` where ``mask`` (bool, broadcast to x's shape) is True; returns x."""
+    check_target(x, "masked_fill_")
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    if m.dtype != np.bool_:
+        raise TypeError(f"masked_fill_: the mask must be a bool tensor, got dtype {m.dtype}")
+    _broadcasts_into("masked_fill_", m, x)
+    if isinstance(value, Tensor) and value._data.ndim:
+        raise ValueError(f"masked_fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+    recorded = records(x, value)
+    pending = begin(x, "masked_fill_") if recorded else None
     try:
-        np.copyto(x._data, sd, casting="unsafe")
-    except ValueError:
-        raise ValueError(f"copy_: a source of shape {np.shape(sd)} cannot be copied into shape {x.shape}") from None
-    bump_version(x)
-    return x
+        np.copyto(x._data, _data(value), casting="unsafe", where=m)
+    except (TypeError, ValueError):
+        raise TypeError(f"masked_fill_: cannot store {type(value).__name__} in a tensor of dtype {x.dtype}") from None
+    if not recorded:
+        bump_version(x)
+        return x
+    operands = (value,) if isinstance(value, Tensor) else ()
+    return finish(x, pending, operands, masked_fill_inplace_backward, np.broadcast_to(m, x.shape))
 
 
-@register("clamp_", methods=("clamp_",))
+@register("clamp_", methods=("clamp_", "clip_"))
 def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     """Limit x to ``[min, max]`` in place; returns x."""
-    check_inplace(x, "clamp_")
+    check_target(x, "clamp_")
     if min is None and max is None:
         raise ValueError("clamp_: at least one of min and max must be given")
+    for bound in (min, max):
+        if isinstance(bound, Tensor) and bound._requires_grad and records(x, bound):
+            raise NotImplementedError("clamp_: bounds that require grad are not supported; use taugrad.clamp")
     lo = None if min is None else _data(min)
     hi = None if max is None else _data(max)
+    recorded = records(x)
+    keep = None
     try:
+        if recorded:
+            keep = np.ones(x.shape, dtype=bool)
+            if lo is not None:
+                keep &= x._data >= lo
+            if hi is not None:
+                keep &= x._data <= hi
+        pending = begin(x, "clamp_") if recorded else None
         # as clamp(): max(x, min) first, then min(., max) (so min > max gives max, as PyTorch)
         if lo is not None:
             np.maximum(x._data, lo, out=x._data)
@@ -148,15 +292,33 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         raise ValueError(f"clamp_: bounds cannot broadcast to shape {x.shape}") from None
     except TypeError:
         raise TypeError(f"clamp_: min and max must be numbers or tensors that fit dtype {x.dtype}") from None
-    bump_version(x)
-    return x
+    if not recorded:
+        bump_version(x)
+        return x
+    return finish(x, pending, (), clamp_inplace_backward, keep)
+
+
+@register("relu_", methods=("relu_",))
+def relu_(x: Tensor) -> Tensor:
+    """``max(x, 0)`` in place; returns x."""
+    check_target(x, "relu_")
+    recorded = records(x)
+    pending = begin(x, "relu_") if recorded else None
+    try:
+        np.maximum(x._data, 0, out=x._data)
+    except TypeError:
+        raise TypeError(f"relu_: not supported for a tensor of dtype {x.dtype}") from None
+    if not recorded:
+        bump_version(x)
+        return x
+    return finish(x, pending, (), relu_inplace_backward)
 
 
 @register("normal_", methods=("normal_",))
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of N(mean, std^2); returns x."""
     check_inplace(x, "normal_")
-    x._data[...] = get_generator(generator).normal(mean, std, size=x.shape)
+    x._data[...] = sampling.normal(get_generator(generator), mean, std, x.shape, x._data.dtype, "normal_")
     bump_version(x)
     return x
 
@@ -165,6 +327,6 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> T
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of U(a, b); returns x."""
     check_inplace(x, "uniform_")
-    x._data[...] = get_generator(generator).uniform(a, b, size=x.shape)
+    x._data[...] = sampling.uniform(get_generator(generator), a, b, x.shape, x._data.dtype, "uniform_")
     bump_version(x)
     return x

@@ -108,13 +108,17 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def _class_targets(target, n: int, classes: int, logits_shape, op: str):
-    """Integer class indices as an array, with clear errors for the usual mistakes."""
+def _class_targets(target, n: int, classes: int, logits_shape, op: str, ignore_index=None):
+    """Integer class indices as an array, with clear errors for the usual mistakes.
+
+    With ``ignore_index`` given, targets equal to it raise :class:`_IgnoredTargets`
+    (the caller then takes the path that can skip them).
+    """
     t = target._data if isinstance(target, Tensor) else to_array(target)
     if t.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: targets must be integer class indices, got dtype {t.dtype} "
-            f"(convert with .astype('int64'); class probabilities are not supported)"
+            f"(convert with .astype('int64'); float targets are class probabilities and need the input's shape)"
         )
     expected = (n,) if len(logits_shape) == 2 else ()
     if t.shape != expected:
@@ -125,6 +129,8 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str):
     # negative index is huge
     as_unsigned = t if t.dtype.kind == "u" else t.view(_unsigned_twin(t.dtype))
     if t.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
+        if ignore_index is not None and bool(np.any(t == ignore_index)):
+            raise _IgnoredTargets
         low = np.minimum.reduce(t, axis=None)
         bad = int(low) if low < 0 else int(np.maximum.reduce(t, axis=None))
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
@@ -204,25 +210,70 @@ def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor
     return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
 
 
-@register("cross_entropy")
-def cross_entropy(logits: Tensor, target, reduction: str = "mean") -> Tensor:
-    """Softmax cross-entropy of ``logits`` (N, C) against integer classes ``target`` (N,).
+def legacy_reduction(size_average, reduce, reduction: str) -> str:
+    """PyTorch's deprecated ``size_average``/``reduce`` flags as a ``reduction`` (they win when given)."""
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
 
-    ``loss_i = logsumexp(logits_i) - logits_i[target_i]``, averaged (``'mean'``),
-    summed (``'sum'``) or returned per sample (``'none'``).  A single sample
-    (logits (C,), target 0-d) and extra dimensions (N, C, d1, ...) with targets
+
+class _IgnoredTargets(Exception):
+    """Raised by the fast path's bounds check when targets hold ``ignore_index``: take the general path."""
+
+
+@register("cross_entropy")
+def cross_entropy(logits: Tensor, target, weight=None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of ``logits`` (N, C) against ``target``, as ``torch.nn.functional.cross_entropy``.
+
+    Class-index targets (N,) give ``loss_i = w[t_i] * (logsumexp(x_i) - x_i[t_i])``;
+    ``'mean'`` divides the sum by ``sum_i w[t_i]`` (the count when there is no
+    ``weight``), ``'sum'`` sums, ``'none'`` returns one loss per sample.  Samples
+    whose target is ``ignore_index`` count nowhere (loss 0).  Probability
+    targets (the input's shape, floating) give ``loss_i = -sum_c w_c p_ic log softmax(x_i)_c``,
+    averaged over samples.  ``label_smoothing = e`` mixes in the uniform
+    distribution: ``(1 - e) * loss + e / C * sum_c -w_c log softmax(x_i)_c``.
+    A single sample (C,) and extra dimensions (N, C, d1, ...) with targets
     (N, d1, ...) work too.  Stable for any finite logits.
+
+    Without ``weight`` and ``label_smoothing`` and with class targets none of
+    which is ``ignore_index``, this is one fused op; otherwise it is composed
+    from ``log_softmax`` and indexing (``weight`` is then a constant: it gets no
+    gradient).
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     if reduction not in _REDUCTIONS:
         _check_reduction(reduction, "cross_entropy")
     if not isinstance(logits, Tensor):
         logits = _input_tensor(logits, "cross_entropy")
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    t = target._data if isinstance(target, Tensor) else None
+    if (t is not None and t.dtype.kind == "f") or (t is None and np.asarray(target).dtype.kind == "f"):
+        if tuple(np.shape(t if t is not None else target)) == logits.shape:
+            return _soft_cross_entropy(logits, target, weight, reduction, label_smoothing)
+    classes = logits.shape[1] if logits.ndim > 1 else (logits.shape[0] if logits.ndim else 0)
+    if weight is None and not label_smoothing and not 0 <= ignore_index < classes and logits.ndim > 1:
+        try:
+            if logits._data.ndim != 2:
+                return _by_rows(lambda x, y, r: _fused_cross_entropy(x, y, r, ignore_index), logits, target,
+                                reduction, "cross_entropy")
+            return _fused_cross_entropy(logits, target, reduction, ignore_index)
+        except _IgnoredTargets:
+            pass
+    return _weighted_class_loss(logits, target, weight, ignore_index, reduction, label_smoothing, "cross_entropy")
+
+
+def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=None) -> Tensor:
+    """The plain case as one graph node: every target a valid class, no weights, no smoothing."""
     x = logits._data
     shape = x.shape
-    if x.ndim != 2:
-        return _by_rows(cross_entropy, logits, target, reduction, "cross_entropy")
     n, classes = shape
-    t = _class_targets(target, n, classes, shape, "cross_entropy")
+    t = _class_targets(target, n, classes, shape, "cross_entropy", ignore_index)
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
     rows = _row_indices(n)
@@ -254,23 +305,100 @@ def _softmax_terms(shifted, rows, t):
     return e, s, np.log(s[:, 0]) - shifted[rows, t]
 
 
+def _class_weights(weight, classes: int, dtype, op: str):
+    """``weight`` as an array of ``classes`` entries in the input's dtype (ones when None)."""
+    if weight is None:
+        return np.ones(classes, dtype=dtype)
+    w = weight._data if isinstance(weight, Tensor) else to_array(weight)
+    if w.shape != (classes,):
+        raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), got {w.shape}")
+    return w.astype(dtype, copy=False)
+
+
+def _as_rows(scores: Tensor, target, op: str):
+    """(rows (M, C), flat integer targets (M,), the 'none' output shape) for any supported layout."""
+    shape = scores.shape
+    t = target._data if isinstance(target, Tensor) else to_array(target)
+    if len(shape) == 0:
+        raise ValueError(f"{op}: the input needs a class dimension, got a 0-d tensor")
+    if t.dtype.kind not in "iu":
+        raise TypeError(f"{op}: class targets must be integers, got dtype {t.dtype} "
+                        f"(float targets are class probabilities and need the input's shape {tuple(shape)})")
+    if len(shape) == 1:
+        expected, rows = (), scores.reshape(1, shape[0])
+    else:
+        expected = (shape[0],) + tuple(shape[2:])
+        rows = scores if len(shape) == 2 else \
+            scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
+    if t.shape != expected:
+        raise ValueError(f"{op}: an input of shape {tuple(shape)} needs targets of shape {expected}, got {t.shape}")
+    return rows, t.reshape(-1), expected
+
+
+def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, reduction: str,
+                         label_smoothing: float, op: str, log_probs: bool = False) -> Tensor:
+    """Class-index NLL with weights, ignore_index and label smoothing, composed from Tensor ops.
+
+    ``scores`` are logits (``log_softmax`` is applied) unless ``log_probs``.
+    """
+    if scores._data.dtype.kind not in "fc":
+        raise TypeError(f"{op}: input must be floating, got dtype {scores._data.dtype}")
+    rows, t, out_shape = _as_rows(scores, target, op)
+    classes = rows.shape[1]
+    logp = rows if log_probs else forward_of("log_softmax")(rows, 1)
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    if safe.size and (safe.min() < 0 or safe.max() >= classes):
+        bad = int(safe.min()) if safe.min() < 0 else int(safe.max())
+        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
+    dtype = rows._data.dtype
+    w = _class_weights(weight, classes, dtype, op)
+    picked_weight = (w[safe] * valid).astype(dtype, copy=False)
+    losses = -(logp[np.arange(len(t)), safe] * constant(picked_weight))
+    if label_smoothing:
+        smooth = -(logp * constant(w)).sum(dim=1) * constant(valid.astype(dtype))
+        losses = losses * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
+    if reduction == "none":
+        return losses.reshape(out_shape)
+    total = losses.sum()
+    if reduction == "sum":
+        return total
+    with quiet():  # every target ignored: 0 / 0 = nan, as PyTorch
+        return total / constant(np.asarray(picked_weight.sum(), dtype=dtype))
+
+
+def _soft_cross_entropy(logits: Tensor, target, weight, reduction: str, label_smoothing: float) -> Tensor:
+    """Cross-entropy against class probabilities of the input's shape (class dimension 1, or 0 for one sample)."""
+    dim = 1 if logits.ndim > 1 else 0
+    classes = logits.shape[dim]
+    p = _target_like(target, logits)
+    logp = forward_of("log_softmax")(logits, dim)
+    if label_smoothing:
+        p = p * (1.0 - label_smoothing) + label_smoothing / classes
+    terms = logp * p
+    if weight is not None:
+        w = _class_weights(weight, classes, logits._data.dtype, "cross_entropy")
+        terms = terms * constant(w.reshape((classes,) + (1,) * (logits.ndim - dim - 1)))
+    losses = -terms.sum(dim=dim)
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.mean()
+
+
 @register("nll_loss")
-def nll_loss(log_probs: Tensor, target, reduction: str = "mean") -> Tensor:
+def nll_loss(log_probs: Tensor, target, weight=None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of integer classes given log-probabilities (N, C).
 
-    ``loss_i = -log_probs[i, target_i]``, reduced as :func:`cross_entropy`; one
-    sample (C,) and extra dimensions (N, C, d1, ...) work as there.
+    ``loss_i = -w[t_i] * log_probs[i, t_i]``, reduced as :func:`cross_entropy`
+    (``'mean'`` divides by ``sum_i w[t_i]``); ``ignore_index`` targets count
+    nowhere; one sample (C,) and extra dimensions (N, C, d1, ...) work as there.
     """
+    reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
     log_probs = _input_tensor(log_probs, "nll_loss")
-    if log_probs.ndim != 2:
-        return _by_rows(nll_loss, log_probs, target, reduction, "nll_loss")
-    n, classes = log_probs.shape
-    t = _class_targets(target, n, classes, log_probs.shape, "nll_loss")
-    picked = -log_probs[np.arange(n), t]
-    if reduction == "mean":
-        return picked.mean()
-    return picked.sum() if reduction == "sum" else picked
+    return _weighted_class_loss(log_probs, target, weight, ignore_index, reduction, 0.0, "nll_loss",
+                                log_probs=True)
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.dtypes import DtypeMismatchError
 from taugrad.tensors.node import make, operand
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
@@ -57,6 +58,9 @@ def matmul(a: Tensor, b) -> Tensor:
     """Matrix product ``a @ b``: 1-D operands are vectors, leading dimensions are batches."""
     if not isinstance(b, Tensor):
         b = operand(b, a)
+    if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
+        raise DtypeMismatchError(f"matmul: expected both operands to have the same dtype, but got {a.dtype} @ "
+                                 f"{b.dtype} (convert one, e.g. b.to(a.dtype))")
     try:
         data = a._data @ b._data
     except ValueError:
@@ -137,6 +141,9 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     if not isinstance(weight, Tensor):
         weight = operand(weight, x)
     xd, wd = x._data, weight._data
+    if xd.dtype is not wd.dtype and xd.dtype != wd.dtype:  # as torch: no silent float64 training of a float32 layer
+        raise DtypeMismatchError(f"{op}: mat1 and mat2 must have the same dtype, but got {x.dtype} (input) and "
+                                 f"{weight.dtype} (weight); convert the input, e.g. x.to({weight.dtype})")
     if wd.ndim != 2 or xd.ndim == 0 or xd.shape[-1] != wd.shape[1]:
         raise ValueError(f"{op}: input {tuple(x.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(the input's last dimension must equal weight.shape[1])")
@@ -146,6 +153,9 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     if not isinstance(bias, Tensor):
         bias = operand(bias, x)
     bd = bias._data
+    if bd.dtype is not wd.dtype and bd.dtype != wd.dtype:
+        raise DtypeMismatchError(f"{op}: bias has dtype {bias.dtype} but weight has {weight.dtype}; they must be "
+                                 f"the same")
     if bd.shape != (wd.shape[0],) and bd.shape != ():
         raise ValueError(f"{op}: bias {tuple(bias.shape)} does not fit weight {tuple(weight.shape)} "
                          f"(expected ({wd.shape[0]},))")

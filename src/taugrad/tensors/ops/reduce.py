@@ -235,8 +235,9 @@ def _arg(x, dim, keepdim, axis, keepdims, op, fn):
     dim = pick(dim, axis, None, "dim", "axis", op)
     keepdim = keepdim if keepdims is None else keepdims
     try:
-        if dim is None:
-            return constant(fn(x._data))
+        if dim is None:  # the index into the flattened tensor; keepdim keeps every dim as size 1 (PyTorch)
+            index = fn(x._data)
+            return constant(np.reshape(index, (1,) * x._data.ndim) if keepdim else index)
         d = normalize_dim(dim, x._data.ndim, op)
         return constant(fn(x._data, axis=d, keepdims=bool(keepdim)))
     except ValueError:

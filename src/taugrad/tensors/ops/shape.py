@@ -15,6 +15,7 @@ import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.dtypes import result_type
 from taugrad.tensors.node import array_module, make, make_view
 from taugrad.tensors.rule import register, rule
 from taugrad.tensors.node import Tensor, to_array
@@ -218,13 +219,23 @@ def cat_backward(g, out, ins, node):
     return tuple(g[lead + (slice(lo, hi),)] for lo, hi in bounds)
 
 
+def _same_dtype(parts) -> list:
+    """The parts' arrays, converted to their PyTorch result dtype where they differ (int with float: the float)."""
+    arrays = [t._data for t in parts]
+    first = arrays[0].dtype
+    if all(a.dtype == first for a in arrays):
+        return arrays
+    common = result_type(*arrays)
+    return [a if a.dtype == common else a.astype(common) for a in arrays]
+
+
 @register("cat")
 def cat(tensors, dim: int = 0) -> Tensor:
     """Join tensors along an existing dimension (also ``concatenate``)."""
     parts = _tensors(tensors, "cat")
     d = normalize_dim(dim, parts[0]._data.ndim, "cat")
     try:
-        data = array_module(parts[0]._data).concatenate([t._data for t in parts], axis=d)
+        data = array_module(parts[0]._data).concatenate(_same_dtype(parts), axis=d)
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"cat: shapes must match except in dim {dim}, got {shapes}") from None
@@ -252,7 +263,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     parts = _tensors(tensors, "stack")
     d = normalize_dim(dim, parts[0]._data.ndim + 1, "stack")
     try:
-        data = array_module(parts[0]._data).stack([t._data for t in parts], axis=d)
+        data = array_module(parts[0]._data).stack(_same_dtype(parts), axis=d)
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
