@@ -59,6 +59,7 @@ from taugrad.tensors.ops.einsum import einsum
 from taugrad.tensors.ops.linalg import diag, norm, outer, outer as ger, trace
 from taugrad.tensors.ops.compare import allclose, equal, isclose, isfinite, isinf, isnan, isneginf, isposinf
 from taugrad.tensors.custom_function import Function, FunctionCtx
+from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 
 # libraries on top of the engines
 from taugrad import autograd, data, func, functional, nn, optim, utils

@@ -2,7 +2,10 @@
 
 The file is a plain NumPy ``.npz`` archive (a zip of ``.npy`` arrays), read with
 ``allow_pickle=False``: loading a checkpoint parses arrays and one JSON string,
-it never unpickles and never executes anything from the file.
+it never unpickles and never executes anything from the file.  A PyTorch
+``.pth`` state dict (a zip with a pickle and raw storages) is read as data too, by
+:mod:`taugrad.torch_checkpoint`, which interprets only the pickle opcodes a
+state dict needs and never calls anything the file names.
 
 What can be saved: a ``dict`` with string keys whose values are Tensors, NumPy
 arrays, NumPy scalars, Python numbers/bools/strings/``None``, lists, tuples or
@@ -24,7 +27,8 @@ through (the file it points to is replaced, the link stays).
 
 Errors: a missing file is ``FileNotFoundError``, a directory path is
 ``IsADirectoryError``, and a file that is not a valid checkpoint (pickled
-objects, PyTorch checkpoints, archive members that are not ``.npy`` arrays,
+objects, PyTorch files holding anything but tensors and containers, PyTorch's
+legacy non-zip format, archive members that are not ``.npy`` arrays,
 truncated or random bytes, unsupported array types, a malformed or absurdly
 nested layout) is :class:`CheckpointError`, each with a one-line message.
 """
@@ -41,6 +45,7 @@ from typing import Any, Dict, Tuple
 import numpy as np
 
 from taugrad.tensors.node import Tensor
+from taugrad.torch_checkpoint import TorchCheckpointError, is_torch_archive, read_torch_archive
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -161,7 +166,8 @@ def _write_npz(file: Any, arrays: Dict[str, np.ndarray]) -> None:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def save(obj: Any, path: "str | os.PathLike[str]") -> None:
+def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pickle_protocol: Any = None,
+         _use_new_zipfile_serialization: bool = True) -> None:
     """Save ``obj`` (typically a ``state_dict()``) to ``path`` atomically.
 
     The previous content of ``path``, if any, is replaced only once the new file
@@ -170,12 +176,19 @@ def save(obj: Any, path: "str | os.PathLike[str]") -> None:
     link gets its target created).  An existing file keeps its permission bits;
     a new one gets ``0o666`` less the umask.
 
-    Raises ``TypeError`` for values that cannot be stored without pickling,
+    torch's ``pickle_module``/``pickle_protocol`` arguments are accepted and ignored: nothing is pickled.
+
+    Raises ``TypeError`` for values that cannot be stored without pickling (a whole Module among them),
     ``ValueError`` for a reference cycle or nesting deeper than ``_MAX_DEPTH``,
     ``FileNotFoundError`` when the directory does not exist and
     ``IsADirectoryError`` when ``path`` is a directory.
     """
     path = _follow_symlinks(os.fspath(path))
+    if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict"):  # a Module or an optimizer
+        raise TypeError(
+            f"taugrad.save cannot save a whole {type(obj).__name__} (that would need pickle): "
+            f"save obj.state_dict() and load it with load_state_dict(taugrad.load(path))"
+        )
     if not isinstance(obj, dict):
         raise TypeError(f"taugrad.save expects a dict such as model.state_dict(), got {type(obj).__name__}")
     if os.path.isdir(path):
@@ -277,7 +290,10 @@ def _read_archive(path: str) -> Dict[str, np.ndarray]:
         magic = file.read(6)
     if not magic.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         if magic.startswith(b"\x80"):
-            raise CheckpointError(f"{where}: it is a Python pickle, which is never loaded (not an .npz archive)")
+            raise CheckpointError(
+                f"{where}: it is a Python pickle, which is never loaded (not an .npz archive); "
+                "if torch wrote it, re-save the state_dict with torch.save's default zip format"
+            )
         if magic.startswith(b"\x93NUMPY"):
             raise CheckpointError(f"{where}: a single .npy array, not an .npz archive")
         raise CheckpointError(f"{where}: not an .npz archive (unrecognised content)")
@@ -323,18 +339,32 @@ def _first_line(err: BaseException) -> str:
     return text[0] if text else type(err).__name__
 
 
-def load(path: "str | os.PathLike[str]") -> Any:
-    """Load a checkpoint written by :func:`save`; returns the saved object.
+def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module: Any = None, *,
+         weights_only: "bool | None" = None, mmap: Any = None, **pickle_load_args: Any) -> Any:
+    """Load a checkpoint written by :func:`save` (or a PyTorch state dict); returns the saved object.
 
     Tensors come back as Tensors (leaves, ``requires_grad=False``), arrays as
     arrays, NumPy scalars as NumPy scalars of their dtype, numbers as numbers.  A plain ``.npz`` written by ``numpy.savez``
     (no layout entry) loads as a dict of Tensors keyed by entry name.
+
+    A file written by ``torch.save`` (a zip holding ``data.pkl``) whose content is
+    tensors, dicts, lists, tuples and numbers (a ``state_dict()``, an optimizer's,
+    a dict of those) is read by :mod:`taugrad.torch_checkpoint` without unpickling;
+    anything else in it is refused with :class:`CheckpointError`.
+
+    torch's keyword arguments are accepted so that torch code runs unchanged:
+    ``map_location`` (every taugrad tensor is on the CPU, so any value gives the
+    same result), ``weights_only`` (``True`` or ``False`` read the same: a file is
+    only ever read as data) and ``mmap``.
     """
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot load checkpoint: {path!r} is a directory")
     if not os.path.exists(path):
         raise FileNotFoundError(f"cannot load checkpoint: no file at {path!r}")
+    torch_file = _read_torch_file(path)
+    if torch_file is not _NOT_TORCH:
+        return torch_file
     arrays = _read_archive(path)
     where = f"cannot load checkpoint {path!r}"
     for name, array in arrays.items():
@@ -416,3 +446,31 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
 
 def _make_tensor(array: np.ndarray) -> Any:
     return Tensor(array)
+
+
+def _make_torch_tensor(array: np.ndarray, requires_grad: bool) -> Any:
+    return Tensor(array, requires_grad=requires_grad)
+
+
+_NOT_TORCH = object()
+
+
+def _read_torch_file(path: str) -> Any:
+    """The object in a ``torch.save`` zip at ``path``, or ``_NOT_TORCH`` if it is not one."""
+    where = f"cannot load checkpoint {path!r}"
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, EOFError):
+        return _NOT_TORCH  # _read_archive gives the precise message
+    with archive:
+        if not is_torch_archive(archive.namelist()):
+            return _NOT_TORCH
+        try:
+            return read_torch_archive(archive, _make_torch_tensor)
+        except TorchCheckpointError as err:
+            raise CheckpointError(
+                f"{where}: a PyTorch file that is not only tensors and containers ({err}); "
+                "taugrad never unpickles, so save model.state_dict() with torch and load that"
+            ) from None
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise CheckpointError(f"{where}: the PyTorch archive is corrupt ({_first_line(err)})") from None
