@@ -6,7 +6,9 @@ from typing import Any, Dict, Iterable, Tuple
 
 import numpy as np
 
-from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.optim.optimizer import Optimizer, array_of, check_number, grad_array
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops.inplace import bump_version
 
 __all__ = ["Adam", "AdamW"]
 
@@ -52,6 +54,101 @@ class Adam(Optimizer):
         check_number("beta parameter at index 1", betas[1], 0.0, 1.0, high_open=True)
         check_number("weight_decay", group["weight_decay"])
 
+    def _update_group(self, group: Dict[str, Any]) -> None:
+        """The step of a whole group as a few operations on one flat array, when it can be.
+
+        A model has many small parameters (the GPT of the lecture: 94 tensors)
+        and a dozen array operations each per step: run per parameter, the
+        step is mostly call overhead.  So the moments of a group live in two
+        flat arrays (``state[...]["exp_avg"]`` are views into them, shaped like
+        the parameters), the gradients are gathered into a third, the moments
+        and the update are computed once over all of them, and each parameter
+        only subtracts its slice.  The same operations in the same order as
+        :meth:`_update`, so the numbers are identical; any case it does not
+        cover (a parameter without gradient, mixed dtypes, amsgrad, maximize,
+        moments replaced by ``load_state_dict``, subclasses with their own
+        rule) takes the per-parameter path.
+        """
+        flat = self._flat_group(group) if type(self)._update is Adam._update else None
+        if flat is None:
+            super()._update_group(group)
+            return
+        params, arrays, grads, states, (exp_avg, exp_avg_sq, scratch, flat_grad, updates) = flat
+        np.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
+        step = states[0]["step"] + 1
+        for state in states:
+            state["step"] = step
+        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+        beta1, beta2 = group["betas"]
+        if weight_decay != 0 and not self._decoupled_weight_decay:
+            np.concatenate([a.reshape(-1) for a in arrays], out=scratch)
+            scratch *= weight_decay
+            flat_grad += scratch
+        np.multiply(flat_grad, 1 - beta1, out=scratch)
+        exp_avg *= beta1
+        exp_avg += scratch
+        np.multiply(flat_grad, 1 - beta2, out=scratch)
+        scratch *= flat_grad
+        exp_avg_sq *= beta2
+        exp_avg_sq += scratch
+        denominator = np.sqrt(exp_avg_sq, out=scratch)
+        denominator /= math.sqrt(1 - beta2**step)
+        denominator += eps
+        update = np.divide(exp_avg, denominator, out=scratch)
+        update *= lr / (1 - beta1**step)
+        decay = 1 - lr * weight_decay if weight_decay != 0 and self._decoupled_weight_decay else None
+        for p, array, u in zip(params, arrays, updates):
+            if decay is not None:
+                array *= decay
+            array -= u
+            if isinstance(p, Tensor):
+                bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+
+    def _flat_group(self, group: Dict[str, Any]):
+        """``(params, arrays, grads, states, buffers)`` for the flat step, or None where it does not apply."""
+        if group["amsgrad"] or group["maximize"]:
+            return None
+        params = group["params"]
+        grads = [grad_array(p) for p in params]
+        if any(g is None for g in grads):
+            return None
+        arrays = [array_of(p) for p in params]
+        dtype = arrays[0].dtype
+        if dtype.kind != "f" or any(a.dtype != dtype or g.dtype != dtype for a, g in zip(arrays, grads)):
+            return None
+        states = [self.state.setdefault(id(p), {}) for p in params]
+        # kept on the optimizer, not in the group: param_groups and state_dict() stay torch's
+        cached = self.__dict__.setdefault("_flat_adam", {}).get(id(group))
+        first = states[0].get("step")
+        if cached is not None and cached[0] == [id(p) for p in params] and all(
+                s.get("exp_avg") is m and s.get("exp_avg_sq") is v and s["step"] == first
+                for s, m, v in zip(states, cached[2], cached[3])):
+            return params, arrays, grads, states, cached[1]
+        # (re)build the flat moments from the per-parameter ones, all at the same step
+        if any(states) and not all(s.get("step") == first and "exp_avg" in s for s in states):
+            return None
+        sizes = [a.size for a in arrays]
+        ends = np.cumsum(sizes).tolist()
+        total = ends[-1] if ends else 0
+        exp_avg, exp_avg_sq = np.zeros(total, dtype), np.zeros(total, dtype)
+        views_m, views_v = [], []
+        for state, array, end, size in zip(states, arrays, ends, sizes):
+            m = exp_avg[end - size:end].reshape(array.shape)
+            v = exp_avg_sq[end - size:end].reshape(array.shape)
+            if state:
+                m[...] = state["exp_avg"]
+                v[...] = state["exp_avg_sq"]
+            else:
+                state["step"] = 0
+            state["exp_avg"], state["exp_avg_sq"] = m, v
+            views_m.append(m)
+            views_v.append(v)
+        scratch = np.empty(total, dtype)
+        updates = [scratch[end - size:end].reshape(a.shape) for a, end, size in zip(arrays, ends, sizes)]
+        buffers = (exp_avg, exp_avg_sq, scratch, np.empty(total, dtype), updates)
+        self._flat_adam[id(group)] = ([id(p) for p in params], buffers, views_m, views_v)
+        return params, arrays, grads, states, buffers
+
     def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         if not state:
             state["step"] = 0
@@ -72,11 +169,16 @@ class Adam(Optimizer):
             else:
                 grad = grad + weight_decay * param
 
+        # every term in place through one scratch array: a model has many small
+        # parameters, and each temporary costs an allocation per parameter per step
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        scratch = np.multiply(grad, 1 - beta1, dtype=param.dtype)
         exp_avg *= beta1
-        exp_avg += (1 - beta1) * grad
+        exp_avg += scratch
+        np.multiply(grad, 1 - beta2, out=scratch)
+        scratch *= grad
         exp_avg_sq *= beta2
-        exp_avg_sq += (1 - beta2) * grad * grad
+        exp_avg_sq += scratch
         if group["amsgrad"]:
             np.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
             second_moment = state["max_exp_avg_sq"]
@@ -85,8 +187,12 @@ class Adam(Optimizer):
 
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
-        denominator = np.sqrt(second_moment) / math.sqrt(bias_correction2) + eps
-        param -= (lr / bias_correction1) * exp_avg / denominator
+        denominator = np.sqrt(second_moment, out=scratch)
+        denominator /= math.sqrt(bias_correction2)
+        denominator += eps
+        update = np.divide(exp_avg, denominator, out=scratch)
+        update *= lr / bias_correction1
+        param -= update
 
 
 class AdamW(Adam):

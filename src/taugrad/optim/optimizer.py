@@ -119,14 +119,18 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            for p in group["params"]:
-                grad = grad_array(p)
-                if grad is None:
-                    continue
-                self._update(array_of(p), grad, self.state.setdefault(id(p), {}), group)
-                if isinstance(p, Tensor):
-                    bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+            self._update_group(group)
         return loss
+
+    def _update_group(self, group: Dict[str, Any]) -> None:
+        """One step for every parameter of ``group`` that has a gradient (subclasses may batch them)."""
+        for p in group["params"]:
+            grad = grad_array(p)
+            if grad is None:
+                continue
+            self._update(array_of(p), grad, self.state.setdefault(id(p), {}), group)
+            if isinstance(p, Tensor):
+                bump_version(p)  # a graph recorded before the step can no longer be backpropagated
 
     def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         raise NotImplementedError
