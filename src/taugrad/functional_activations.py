@@ -13,6 +13,7 @@ import numpy as np
 
 from taugrad.tensors.node import Tensor, constant
 from taugrad.tensors.ops.elementwise import where
+from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
 
 __all__ = [
@@ -30,13 +31,6 @@ __all__ = [
 ]
 
 
-def _tensor(x: Any, op: str) -> Tensor:
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except TypeError as error:
-        raise TypeError(f"{op}: input must be a Tensor or an array, got {type(x).__name__} ({error})") from None
 
 
 def _floating(x: Tensor, op: str) -> Tensor:
