@@ -1,30 +1,36 @@
-"""``taugrad.linalg``: norms, as ``torch.linalg``.
+"""``taugrad.linalg``: the singular value decomposition and norms, as ``torch.linalg``.
 
+* :func:`svd` -- ``A = U diag(S) Vh`` (reduced or full), :func:`svdvals` -- ``S`` alone;
 * :func:`vector_norm` -- ``(sum |x_i|^ord)^(1/ord)`` over any dims;
 * :func:`matrix_norm` -- Frobenius, max column sum (``ord=1``), max row sum
-  (``ord=inf``) and their minimum versions (``-1``, ``-inf``) over two dims;
+  (``ord=inf``) and their minimum versions (``-1``, ``-inf``) over two dims, and from
+  the singular values the spectral norm (``ord=2``: the largest), the smallest
+  singular value (``ord=-2``) and the nuclear norm (``'nuc'``: their sum);
 * :func:`norm` -- either of them, chosen from ``ord`` and ``dim`` as ``torch.linalg.norm`` does.
 
 The gradients are those of the ops they are built of (:func:`vector_norm`,
-``amax``/``amin``), which are PyTorch's, ties split evenly.  The spectral and
-nuclear norms (``ord=2, -2, 'nuc'``) need singular values and are not provided.
+``amax``/``amin``, :func:`svdvals`), which are PyTorch's, ties split evenly.  Like
+PyTorch's, the SVD's gradient is infinite where singular values repeat (and the
+spectral norm's is not unique where the largest one does).
 """
 from __future__ import annotations
 
 import math
 
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.ops.linalg import vector_norm
+from taugrad.tensors.ops.linalg import svd, svdvals, vector_norm
 from taugrad.tensors.ops.reduce import amax, amin
 
-__all__ = ["matrix_norm", "norm", "vector_norm"]
+__all__ = ["matrix_norm", "norm", "svd", "svdvals", "vector_norm"]
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim`` (the last two by default).
 
     ``'fro'``: ``sqrt(sum a_ij^2)``; ``1``/``-1``: the largest/smallest column sum
-    of ``|a_ij|``; ``inf``/``-inf``: the largest/smallest row sum.
+    of ``|a_ij|``; ``inf``/``-inf``: the largest/smallest row sum; with ``s`` the singular
+    values (:func:`svdvals`): ``2``: ``max s_i`` (the spectral norm, ``max |A x| / |x|``),
+    ``-2``: ``min s_i``, ``'nuc'``: ``sum s_i`` (the nuclear norm).
     """
     if len(dim) != 2:
         raise ValueError(f"matrix_norm: dim must name two dims, got {dim!r}")
@@ -36,14 +42,27 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None
     if ord == "fro":
         return vector_norm(A, 2, (rows, cols), keepdim, dtype=dtype)
     if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"matrix_norm: ord={ord!r} needs singular values, which taugrad does not compute")
+        return _singular_value_norm(A, ord, rows, cols, keepdim, dtype)
     if ord not in (1, -1, math.inf, -math.inf):
-        raise ValueError(f"matrix_norm: ord must be 'fro', 1, -1, inf or -inf, got {ord!r}")
+        raise ValueError(f"matrix_norm: ord must be 'fro', 'nuc', 1, -1, 2, -2, inf or -inf, got {ord!r}")
     summed, kept = (rows, cols) if abs(ord) == 1 else (cols, rows)  # 1: sum each column over the rows
     sums = vector_norm(A, 1, summed, True, dtype=dtype)
     extreme = amax if ord > 0 else amin
     result = extreme(sums, dim=kept, keepdim=True)
     return result if keepdim else result.squeeze((rows, cols))
+
+
+def _singular_value_norm(A, ord, rows: int, cols: int, keepdim: bool, dtype):
+    """max (2), min (-2) or sum ('nuc') of the singular values of the matrices over dims (rows, cols)."""
+    if dtype is not None:
+        A = A.to(dtype)
+    s = svdvals(A.movedim((rows, cols), (-2, -1)))
+    if s.shape[-1] == 0 and ord == -2:
+        raise ValueError(f"matrix_norm: ord=-2 of an empty matrix (no smallest singular value), "
+                         f"shape {tuple(A.shape)}")
+    # an empty matrix has no singular values: the nuclear and spectral norms are 0, as torch's
+    result = s.sum(-1) if ord == "nuc" or s.shape[-1] == 0 else amax(s, dim=-1) if ord == 2 else amin(s, dim=-1)
+    return result.unsqueeze(min(rows, cols)).unsqueeze(max(rows, cols)) if keepdim else result
 
 
 def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None):

@@ -191,6 +191,48 @@ def matrix_norm_case(draw) -> Case:
                            "keepdim": draw(st.booleans())})
 
 
+@st.composite
+def svd_case(draw) -> Case:
+    """Square, tall and wide matrices (and batches of them), reduced or full bases."""
+    shape = draw(shapes(min_dims=2, max_dims=3, min_side=1))
+    return Case((shape,), {"full_matrices": draw(st.booleans())})
+
+
+@st.composite
+def spectral_norm_case(draw) -> Case:
+    """``ord`` 2, -2 or 'nuc'; the matrix dims last or (for a batch) first and last."""
+    shape = draw(shapes(min_dims=2, max_dims=3, min_side=1))
+    return Case((shape,), {"ord": draw(st.sampled_from([2, -2, "nuc"])), "keepdim": draw(st.booleans()),
+                           "batch_last": len(shape) == 3 and draw(st.booleans())})
+
+
+def well_separated(L, x):
+    """``x`` (in [-2, 2]) as a perturbation of at most 0.1 per element of the matrix with
+    k + 0.5, ..., 1.5 on its diagonal: its singular values stay >= 1.2 and more than 0.4
+    apart (|E|_2 <= |E|_F <= 0.3 for 3 x 3), where the SVD is smooth and well conditioned."""
+    m, n = x.shape[-2:]
+    base = np.eye(m, n) * (np.arange(max(m, n), 0, -1) + 0.5)[:n]
+    return x * 0.05 + L.const(base).to(x.dtype)
+
+
+def svd_invariants(L, x, full_matrices):
+    """Functions of the SVD that do not depend on the signs of the singular vectors:
+    S, u_ri u_0i, v_ir v_i0 (per column / row) and U Vh, over the k shared columns (the
+    extra ones of ``full_matrices`` are any basis of the complement: no gradient, as torch)."""
+    U, S, Vh = L.linalg.svd(well_separated(L, x), full_matrices=full_matrices)
+    k = S.shape[-1]
+    U, Vh = U[..., :, :k], Vh[..., :k, :]
+    return S, U * U[..., :1, :], Vh * Vh[..., :, :1], U @ Vh
+
+
+def spectral_norm(L, x, ord, keepdim, batch_last):
+    """A matrix norm from the singular values; ``batch_last``: the matrices on dims (0, 1) of a batch."""
+    a = well_separated(L, x)
+    if batch_last:
+        return L.linalg.matrix_norm(a.movedim(0, -1), ord, dim=(0, 1), keepdim=keepdim)
+    return L.linalg.matrix_norm(a, ord, keepdim=keepdim)
+
+
 def _torch_norm_dim(dim):
     return (dim,) if isinstance(dim, int) else dim
 
@@ -262,4 +304,10 @@ API_OPS = [
        matrix_norm_case(), "distinct"),
     Op("linalg_norm", lambda L, x, ord, dim, keepdim: L.linalg.norm(x, dim=dim, keepdim=keepdim),
        norm_case((2,), max_dims=2), "nonzero"),
+    Op("linalg_svd", svd_invariants, svd_case()),
+    Op("linalg_svdvals", lambda L, x: L.linalg.svdvals(well_separated(L, x)), one_input(min_dims=2, max_dims=3,
+                                                                                        min_side=1)),
+    Op("matrix_norm_spectral", spectral_norm, spectral_norm_case()),
+    Op("linalg_norm_spectral", lambda L, x, ord: L.linalg.norm(well_separated(L, x), ord) + x.norm(ord),
+       st.sampled_from([2, -2, "nuc"]).map(lambda o: Case(((3, 2),), {"ord": o}))),
 ]

@@ -55,6 +55,23 @@ def _dropout(x):
     return F.dropout(x, 0.4, generator=np.random.default_rng(7))
 
 
+def _well_separated(a):
+    """``a`` (in [-1.5, 1.5]) as a small perturbation of diag(k + 0.5, ..., 1.5): singular values
+    far apart and from 0, where the SVD is smooth."""
+    m, n = a.shape[-2:]
+    return a * 0.05 + taugrad.tensor(np.eye(m, n) * (np.arange(max(m, n), 0, -1) + 0.5)[:n])
+
+
+def _svd_invariants(a, full_matrices):
+    """A scalar of the SVD that the signs of the singular vectors do not change."""
+    U, S, Vh = taugrad.linalg.svd(_well_separated(a), full_matrices=full_matrices)
+    k = S.shape[-1]
+    U, Vh = U[..., :, :k], Vh[..., :k, :]  # the extra columns of full bases take no gradient
+    weights = taugrad.tensor(np.arange(1.0, U.shape[-2] + 1))
+    return ((S ** 3).sum() + (U * U[..., :1, :] * weights[:, None]).sum() + (Vh * Vh[..., :, :1]).sum() * 0.5
+            + ((U @ Vh) ** 2 * a).sum())
+
+
 _TARGETS = np.array([2, 0, 1])
 #: zeros planted in a (2, 3) input: one row with one zero, one with two
 _ZEROS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
@@ -240,6 +257,12 @@ OP_CASES = [
     OpCase("vector_norm_p3", lambda a: a.norm(3, dim=(0,)), ((2, 3),), "nonzero"),
     OpCase("vector_norm_inf", lambda a: taugrad.linalg.vector_norm(a, float("inf"), dim=0) ** 2, ((2, 3),)),
     OpCase("matrix_norm_1", lambda a: taugrad.linalg.matrix_norm(a, 1) ** 2, ((2, 3),), "nonzero"),
+    OpCase("linalg_svd_tall", lambda a: _svd_invariants(a, False), ((3, 2),)),
+    OpCase("linalg_svd_wide_full", lambda a: _svd_invariants(a, True), ((2, 3),)),
+    OpCase("linalg_svd_batch", lambda a: _svd_invariants(a, False), ((2, 2, 2),)),
+    OpCase("linalg_svdvals", lambda a: taugrad.linalg.svdvals(_well_separated(a)) ** 2, ((2, 3),)),
+    OpCase("matrix_norm_nuc", lambda a: taugrad.linalg.matrix_norm(_well_separated(a), "nuc") ** 2, ((3, 2),)),
+    OpCase("linalg_norm_2", lambda a: taugrad.linalg.norm(_well_separated(a), 2) ** 2, ((3, 3),)),
 ]
 
 from .op_cases_cnn import CNN_ROWS  # noqa: E402  (convolution, pooling, normalisation, resampling)

@@ -1,4 +1,4 @@
-"""Vectors and matrices: ``outer``, ``diag``, ``trace``, ``vector_norm`` / ``norm``.
+"""Vectors and matrices: ``outer``, ``diag``, ``trace``, ``vector_norm`` / ``norm``, the SVD.
 
 (The public ``taugrad.linalg`` namespace, with ``matrix_norm`` and
 ``linalg.norm``, is :mod:`taugrad.linalg`, built on these.)
@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import namedtuple
 
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dims
 from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, _dtype_of, array_module, make, operand
-from taugrad.tensors.rule import NEW, register, rule
+from taugrad.tensors.node import Tensor, _dtype_of, array_module, constant, make, operand
+from taugrad.tensors.rule import NEW, forward_of, register, rule
 
 
 # ---------------------------------------------------------------------------
@@ -180,19 +181,147 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     return make(data, (x,), vector_norm_backward, (p, dims, keepdim))
 
 
+def _nuclear_norm(x: Tensor, dim, keepdim: bool, dtype) -> Tensor:
+    """``torch.norm(x, 'nuc', dim)``: the sum of the singular values over two dims."""
+    if dim is None and x._data.ndim != 2:
+        raise ValueError(f"norm: p='nuc' with dim=None needs a 2-D tensor, got shape {x.shape}")
+    dims = normalize_dims((-2, -1) if dim is None else dim, x._data.ndim, "norm")
+    if dims is None or len(dims) != 2:
+        raise ValueError(f"norm: p='nuc' needs two dims, got dim={dim!r}")
+    if dtype is not None:
+        x = x.to(_dtype_of(dtype))
+    result = svdvals(x.movedim(dims, (-2, -1))).sum(-1)
+    return result.unsqueeze(min(dims)).unsqueeze(max(dims)) if keepdim else result
+
+
 @register("norm", methods=("norm",))
 def norm(x: Tensor, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """``torch.norm``: the vector ``p``-norm over ``dim`` (all elements by default).
 
     ``p='fro'`` (the default) is the 2-norm of the elements; ``inf``, ``-inf``,
-    0 and any real ``p`` are :func:`vector_norm`'s.
+    0 and any real ``p`` are :func:`vector_norm`'s; ``p='nuc'`` is the nuclear norm
+    ``sum_i s_i`` (singular values) of a matrix, or of the matrices over the two dims ``dim``.
     """
     if isinstance(p, str):
+        if p == "nuc":
+            return _nuclear_norm(x, dim, bool(keepdim), dtype)
         if p != "fro":
-            raise ValueError(f"norm: p={p!r} is not supported (use 'fro' or a number)")
+            raise ValueError(f"norm: p={p!r} is not supported (use 'fro', 'nuc' or a number)")
         p = 2
     if p is None:
         p = 2
     if dim is not None and not isinstance(dim, (list, tuple)):
         dim = (dim,)
     return vector_norm(x, p, dim, keepdim, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------
+# singular value decomposition
+# ---------------------------------------------------------------------------
+
+#: what ``linalg.svd`` returns, like ``torch.return_types.linalg_svd``
+SVDResult = namedtuple("SVDResult", "U S Vh")
+
+
+def _eye_like(x, k: int):
+    """The ``k x k`` identity as an array of ``x``'s dtype (a constant in a rule)."""
+    like = x._data if isinstance(x, Tensor) else x
+    return array_module(like).eye(k, dtype=like.dtype)
+
+
+@rule("linalg_svd", reads=("out",), gives=NEW)
+def svd_backward(g, out, ins, node):
+    """A = U diag(s) V^T (reduced: U is m x k, V is n x k, k = min(m, n)); the op's output
+    packs [U; s; V] along the rows, so ``g`` packs (gU, gs, gV).  With
+    F_ij = 1 / (s_j^2 - s_i^2) for i != j (0 on the diagonal) and skew(X) = X - X^T:
+
+        grad_A = U [ (F o skew(U^T gU)) diag(s) + diag(s) (F o skew(V^T gV)) + diag(gs) ] V^T
+                 + (I_m - U U^T) gU diag(1/s) V^T       (only when m > n)
+                 + U diag(1/s) gV^T (I_n - V V^T)       (only when n > m)
+
+    (the real case of the standard result, e.g. J. Townsend, "Differentiating the singular
+    value decomposition", 2016).  Repeated singular values make F infinite, as in PyTorch.
+    """
+    m, n, k = node._ctx
+    U, s, V = out[..., :m, :], out[..., m, :], out[..., m + 1:, :]
+    gU, gs, gV = g[..., :m, :], g[..., m, :], g[..., m + 1:, :]
+    eye = _eye_like(out, k)
+    s2 = s * s
+    gap = s2[..., None, :] - s2[..., :, None] + eye  # s_j^2 - s_i^2, 1 on the diagonal (skew's is 0)
+    UtgU = U.mT @ gU
+    VtgV = V.mT @ gV
+    inner = ((UtgU - UtgU.mT) / gap) * s[..., None, :] + s[..., :, None] * ((VtgV - VtgV.mT) / gap) \
+        + gs[..., :, None] * eye
+    grad = U @ inner @ V.mT
+    if m > n:
+        grad = grad + ((gU - U @ UtgU) / s[..., None, :]) @ V.mT
+    if n > m:
+        grad = grad + (U / s[..., None, :]) @ (gV.mT - VtgV.mT @ V.mT)
+    return (grad,)
+
+
+def _svd_input(x: Tensor, op: str):
+    if x._data.ndim < 2:
+        raise ValueError(f"{op}: expects a matrix or a batch of matrices, got shape {x.shape}")
+    if x._data.dtype.kind != "f":
+        raise TypeError(f"{op}: needs a real floating tensor, got dtype {x._data.dtype}")
+    if x._data.size and not array_module(x._data).isfinite(x._data).all():
+        raise ValueError(f"{op}: the input contains inf or NaN")
+
+
+@register("linalg_svd")
+def svd(x: Tensor, full_matrices: bool = True) -> SVDResult:
+    """``A = U diag(S) Vh`` for a real matrix (or a batch), ``S`` descending and >= 0.
+
+    ``full_matrices=False``: U is m x k, Vh is k x n with k = min(m, n).  ``True``
+    (the default, as torch): U is m x m, Vh is n x n; as in PyTorch, gradients reaching
+    the extra columns of U (rows of Vh) are ignored, those being any basis of the
+    complement.  The singular vectors are defined up to sign (up to a rotation where
+    singular values repeat, where the gradient is infinite, as PyTorch's).
+    """
+    _svd_input(x, "linalg.svd")
+    m, n = x.shape[-2:]
+    k = min(m, n)
+    xp = array_module(x._data)
+    if x._data.size:
+        u, s, vh = xp.linalg.svd(x._data, full_matrices=bool(full_matrices))
+    else:  # LAPACK refuses empty matrices: an empty product has the identity as its bases
+        batch = x.shape[:-2]
+        s = xp.zeros(batch + (0,), dtype=x._data.dtype)
+        mu, nv = (m, n) if full_matrices else (k, k)
+        u = xp.broadcast_to(xp.eye(m, mu, dtype=s.dtype), batch + (m, mu)).copy()
+        vh = xp.broadcast_to(xp.eye(nv, n, dtype=s.dtype), batch + (nv, n)).copy()
+    v = vh[..., :k, :].mT
+    packed = xp.concatenate([u[..., :, :k], s[..., None, :], v], axis=-2)
+    out = make(packed, (x,), svd_backward, (m, n, k))
+    U, S, Vh = out[..., :m, :], out[..., m, :], out[..., m + 1:, :].mT
+    if full_matrices and m > k:
+        U = forward_of("cat")([U, constant(u[..., :, k:])], -1)
+    if full_matrices and n > k:
+        Vh = forward_of("cat")([Vh, constant(vh[..., k:, :])], -2)
+    return SVDResult(U, S, Vh)
+
+
+@rule("linalg_svdvals", reads=(0,), gives=NEW)
+def svdvals_backward(g, out, ins, node):
+    """s = the singular values of A = U diag(s) V^T:  grad_A = U diag(g) V^T.
+
+    On Tensors (``create_graph``) U and V come from the differentiable SVD of A,
+    so the result can be differentiated again.
+    """
+    (a,) = ins
+    if isinstance(a, Tensor):
+        U, _, Vh = svd(a, full_matrices=False)
+    else:
+        U, Vh = node._ctx
+    return ((U * g[..., None, :]) @ Vh,)
+
+
+@register("linalg_svdvals")
+def svdvals(x: Tensor) -> Tensor:
+    """The singular values of a matrix (or a batch), descending: ``linalg.svd(x).S``."""
+    _svd_input(x, "linalg.svdvals")
+    if x._data.size == 0:
+        return svd(x, full_matrices=False).S
+    u, s, vh = array_module(x._data).linalg.svd(x._data, full_matrices=False)
+    return make(s, (x,), svdvals_backward, (u, vh))
