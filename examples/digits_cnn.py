@@ -1,20 +1,22 @@
 """A small CNN on scikit-learn's 8x8 digits, against scikit-learn's MLPClassifier(128) in the same run.
 
-    python examples/digits_cnn.py [--seeds 0 1 2 3 4] [--plots DIR]
+    python examples/digits_cnn.py [--seeds 0 1 2 3 4] [--epochs 7] [--batch-size 64] [--lr 0.01] [--plots DIR]
 
 Split: 25% stratified test set, ``random_state=0``.  The model is the one
-``taugrad train digits --model cnn`` trains::
+``taugrad train digits --model cnn`` trains (``taugrad.cli.train_engines.digits_cnn``)::
 
-    Conv2d(1, 32, 3, padding=1) - ReLU - MaxPool2d(2) - Conv2d(32, 64, 3) - ReLU
-    - Flatten - Linear(256, 10)
+    Conv2d(1, 32, 3, padding=1, bias=False) - MaxPool2d(2) - BatchNorm2d(32) - ReLU
+    - Conv2d(32, 64, 3, bias=False) - BatchNorm2d(64) - ReLU - Flatten - Linear(256, 10)
 
-(the benchmark's digits step averages the last map instead of flattening it:
-measured 95-98% test accuracy against 98-98.7% flattened).
-
-Adam with cosine annealing, batch 64, pixels scaled to [0, 1].  Each seed's
-fit is timed (data preparation included) next to scikit-learn's fit, and the
-script prints both; ``--plots`` writes the loss/accuracy curves, the learned
-first-layer filters and the misclassified test digits (matplotlib).
+Adam (lr 1e-2) with cosine annealing to 0, batch 64, cross-entropy with
+label smoothing 0.1, 7 epochs, pixels scaled to [0, 1].  Measured (README,
+CNN section): without BatchNorm 98.0-98.7% after 15 epochs and 99.1% only
+after 30 with random shifts; with it, 99.1-99.8% after 7 (pooling before
+the first BatchNorm: the same accuracy on a 4x smaller map, faster).  Each seed's fit
+is timed (data preparation included) next to scikit-learn's fit in the same
+run, and the script prints both; ``--plots`` writes the loss/accuracy
+curves, the learned first-layer filters and the misclassified test digits
+(matplotlib).
 """
 from __future__ import annotations
 
@@ -29,15 +31,9 @@ import numpy as np
 import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
+from taugrad.cli.cnn_plots import plot_filters, plot_mistakes
+from taugrad.cli.train_engines import CNN_LABEL_SMOOTHING, digits_cnn
 from taugrad.data import DataLoader
-
-
-def digits_cnn() -> nn.Module:
-    """The digits CNN (PyTorch's names and layouts: its state dict loads into torch.nn)."""
-    return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Conv2d(32, 64, 3), nn.ReLU(), nn.Flatten(), nn.Linear(256, 10),
-    )
 
 
 def as_images(X: np.ndarray) -> np.ndarray:
@@ -45,7 +41,7 @@ def as_images(X: np.ndarray) -> np.ndarray:
     return (np.asarray(X, dtype=np.float32) / 16.0).reshape(-1, 1, 8, 8)
 
 
-def train_cnn(X_train, y_train, seed: int, epochs: int = 15, batch_size: int = 64, lr: float = 1e-2,
+def train_cnn(X_train, y_train, seed: int, epochs: int = 7, batch_size: int = 64, lr: float = 1e-2,
               history=None, X_test=None, y_test=None):
     """Train from raw pixels; returns (model, predict).  ``history``: a dict to fill per epoch (slower)."""
     images = as_images(X_train)
@@ -57,7 +53,7 @@ def train_cnn(X_train, y_train, seed: int, epochs: int = 15, batch_size: int = 6
     for _ in range(epochs):
         total = 0.0
         for xb, yb in loader:
-            loss = F.cross_entropy(model(xb), yb)
+            loss = F.cross_entropy(model(xb), yb, label_smoothing=CNN_LABEL_SMOOTHING)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
@@ -83,47 +79,6 @@ def accuracy(model: nn.Module, X, y) -> float:
     return float(np.mean(predict(model, X) == y))
 
 
-def plot_filters(model: nn.Module, path: str) -> str:
-    """A grid of the 32 learned 3x3 first-layer filters."""
-    import matplotlib  # optional dependency
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # optional dependency
-
-    weights = model[0].weight._data[:, 0]
-    fig, axes = plt.subplots(4, 8, figsize=(8, 4.4))
-    for ax, w in zip(axes.ravel(), weights):
-        ax.imshow(w, cmap="RdBu_r", vmin=-np.abs(weights).max(), vmax=np.abs(weights).max())
-        ax.set_axis_off()
-    fig.suptitle("first-layer filters (3x3)")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
-def plot_mistakes(model: nn.Module, X_test, y_test, path: str) -> str:
-    """The misclassified test digits, each with its label and the prediction."""
-    import matplotlib  # optional dependency
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt  # optional dependency
-
-    guess = predict(model, X_test)
-    wrong = np.flatnonzero(guess != y_test)
-    cols = max(1, min(8, len(wrong)))
-    rows = max(1, -(-len(wrong) // cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(1.4 * cols, 1.6 * rows), squeeze=False)
-    for ax in axes.ravel():
-        ax.set_axis_off()
-    for ax, i in zip(axes.ravel(), wrong):
-        ax.imshow(X_test[i].reshape(8, 8), cmap="gray_r")
-        ax.set_title(f"{y_test[i]} as {guess[i]}", fontsize=9)
-    fig.suptitle(f"{len(wrong)} misclassified test digits (label as prediction)")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
-
-
 def main() -> int:
     try:
         from sklearn.datasets import load_digits  # optional dependency
@@ -134,6 +89,9 @@ def main() -> int:
         sys.exit("digits_cnn needs scikit-learn: pip install 'taugrad[datasets]'")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    parser.add_argument("--epochs", type=int, default=7)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--lr", type=float, default=1e-2)
     parser.add_argument("--plots", metavar="DIR", help="write curves, filters and mistakes here")
     args = parser.parse_args()
 
@@ -143,7 +101,7 @@ def main() -> int:
     rows = []
     for seed in args.seeds:
         start = time.perf_counter()
-        model, ours = train_cnn(X_train, y_train, seed)
+        model, ours = train_cnn(X_train, y_train, seed, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr)
         ours_time = time.perf_counter() - start
         start = time.perf_counter()
         with warnings.catch_warnings():
@@ -160,10 +118,12 @@ def main() -> int:
     if args.plots:
         from taugrad.learn.plots import plot_history  # needs matplotlib
         history = {"loss": [], "train_accuracy": [], "test_accuracy": []}
-        model, _ = train_cnn(X_train, y_train, args.seeds[0], history=history, X_test=X_test, y_test=y_test)
+        model, ours = train_cnn(X_train, y_train, args.seeds[0], epochs=args.epochs, batch_size=args.batch_size,
+                                lr=args.lr, history=history,
+                                X_test=X_test, y_test=y_test)
         print("plots:", plot_history(history, f"{args.plots}/digits_cnn_training.png", title="digits CNN"),
               plot_filters(model, f"{args.plots}/digits_cnn_filters.png"),
-              plot_mistakes(model, X_test, y_test, f"{args.plots}/digits_cnn_mistakes.png"))
+              plot_mistakes(ours, X_test, y_test, f"{args.plots}/digits_cnn_mistakes.png"))
     return 0
 
 

@@ -151,6 +151,47 @@ def test_max_pool_indices_and_ties_follow_torch():
     assert x1.grad._data.tolist() == [[[[0.0]]]]
 
 
+@pytest.mark.parametrize("channels_last, nan", [(False, False), (True, False), (True, True)])
+def test_tiled_max_pool_gradient_goes_to_the_first_maximum_as_torch(channels_last, nan):
+    """Stride = kernel tiling the map (the tiled path): ties (ReLU zeros, equal values); a NaN (general path)."""
+    rng = np.random.default_rng(1)
+    x = np.maximum(rng.integers(-2, 3, (2, 3, 6, 4)), 0).astype(np.float64)  # many tied tiles
+    if nan:
+        x[1, 2, 0, 0] = np.nan
+    if channels_last:  # a convolution's output layout
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    g = rng.standard_normal((2, 3, 3, 2))
+    for kernel in (2, (3, 2)):
+        g_k = g[:, :, :6 // (kernel if isinstance(kernel, int) else kernel[0])]
+        ours_x = taugrad.tensor(x, requires_grad=True)
+        theirs_x = torch.tensor(x, requires_grad=True)
+        ours = taugrad.nn.functional.max_pool2d(ours_x, kernel)
+        theirs = torch.nn.functional.max_pool2d(theirs_x, kernel)
+        np.testing.assert_array_equal(ours._data, theirs.detach().numpy())
+        ours.backward(taugrad.tensor(g_k))
+        theirs.backward(torch.tensor(g_k))
+        np.testing.assert_array_equal(ours_x.grad._data, theirs_x.grad.numpy())
+
+
+def test_conv_layouts_agree_with_torch_for_few_and_many_channels():
+    """Few channels (per-sample products) and many channels (the channels-last GEMM), chained."""
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 2, 8, 8))
+    w1, w2 = rng.standard_normal((8, 2, 3, 3)), rng.standard_normal((5, 8, 3, 3))
+    ours = [taugrad.tensor(a, requires_grad=True) for a in (x, w1, w2)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w1, w2)]
+    outs = []
+    for L, (xx, a, b) in ((taugrad, ours), (torch, theirs)):
+        h = L.nn.functional.conv2d(xx, a, padding=1).relu()
+        h = L.nn.functional.max_pool2d(h, 2)
+        out = L.nn.functional.conv2d(h, b, stride=1)
+        (out ** 2).sum().backward()
+        outs.append(out)
+    np.testing.assert_allclose(outs[0]._data, outs[1].detach().numpy(), rtol=1e-10, atol=1e-12)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 3, 5, 5), taugrad.zeros(4, 2, 3, 3)), "groups=1"),
     (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 1, 2, 2), taugrad.zeros(1, 1, 3, 3)), "larger than"),

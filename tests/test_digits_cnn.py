@@ -32,3 +32,14 @@ def test_cli_trains_the_cnn_on_digits(capsys):
     assert code == 0 and "CNN" in out
     test_line = next(line for line in out.splitlines() if line.startswith("test accuracy:"))
     assert float(test_line.split()[-1].rstrip("%")) > 50.0
+
+
+def test_cli_cnn_plots_include_the_filters_and_the_mistakes(tmp_path, capsys):
+    import matplotlib  # noqa: F401  (optional dependency: the plots need it)
+
+    code = main(["train", "digits", "--model", "cnn", "--epochs", "1", "--no-progress", "--plots", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 0
+    for name in ("digits_training.png", "digits_cnn_filters.png", "digits_cnn_mistakes.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert name in out

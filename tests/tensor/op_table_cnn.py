@@ -118,6 +118,27 @@ def max_pool2d_case(draw) -> Case:
                  "ceil_mode": draw(st.booleans())})
 
 
+@st.composite
+def conv2d_channels_last_case(draw) -> Case:
+    """At least as many input channels as output columns: the channels-last (rows) GEMM layout."""
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    stride = (draw(st.integers(1, 2)), draw(st.integers(1, 2)))
+    padding = (draw(st.integers(0, 1)), draw(st.integers(0, 1)))
+    cin = draw(st.integers(3, 4))
+    hw = (draw(st.integers(max(1, kernel[0] - 2 * padding[0]), 4)),
+          draw(st.integers(max(1, kernel[1] - 2 * padding[1]), kernel[1] - 2 * padding[1] + 2)))
+    return Case(((draw(st.integers(1, 2)), cin) + hw, (draw(st.integers(1, 3)), cin) + kernel, (1,)),
+                {"stride": stride, "padding": padding})
+
+
+@st.composite
+def max_pool2d_tiles_case(draw) -> Case:
+    """Stride = kernel tiling the map exactly: the tiled fast path."""
+    kernel = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
+    hw = (kernel[0] * draw(st.integers(1, 3)), kernel[1] * draw(st.integers(1, 3)))
+    return Case(((draw(st.integers(1, 2)), draw(st.integers(1, 2))) + hw,), {"kernel_size": kernel})
+
+
 def _padding_only_window(n: int, k: int, s: int, p: int, d: int) -> bool:
     outputs = (n + 2 * p - d * (k - 1) - 1 + s - 1) // s + 1  # ceil mode: the most windows
     return any(not any(0 <= o * s - p + i * d < n for i in range(k)) for o in range(outputs))
@@ -213,12 +234,15 @@ def _batch_norm(L, x, w, b, training, running_mean, running_var, momentum):
 CNN_OPS = [
     Op("conv2d", lambda L, x, w, b, **kw: L.F.conv2d(x, w, b, **kw), conv2d_case()),
     Op("conv2d_depthwise", lambda L, x, w, b, **kw: L.F.conv2d(x, w, b, **kw), conv2d_case(depthwise=True)),
+    Op("conv2d_channels_last", lambda L, x, w, b, **kw: L.F.conv2d(x, w, b.expand(w.shape[0]), **kw),
+       conv2d_channels_last_case()),
     Op("conv2d_nobias", lambda L, x, w, b, **kw: L.F.conv2d(x, w, None, **kw) + b.sum(), conv2d_case()),
     Op("conv1d", lambda L, x, w, b, **kw: L.F.conv1d(x, w, b, **kw), conv1d_case()),
     Op("conv_transpose2d", lambda L, x, w, b, **kw: L.F.conv_transpose2d(x, w, b, **kw), conv_transpose2d_case()),
     Op("im2col", lambda L, x, **kw: L.F.unfold(x, **kw), unfold_case()),
     Op("col2im", lambda L, x, **kw: L.F.fold(x, **kw), fold_case()),
     Op("max_pool2d", lambda L, x, **kw: L.F.max_pool2d(x, **kw), max_pool2d_case(), "distinct"),
+    Op("max_pool2d_tiles", lambda L, x, **kw: L.F.max_pool2d(x, **kw), max_pool2d_tiles_case(), "distinct"),
     Op("max_pool1d", lambda L, x, **kw: L.F.max_pool1d(x, **kw), max_pool1d_case(), "distinct"),
     Op("avg_pool2d", lambda L, x, **kw: L.F.avg_pool2d(x, **kw), avg_pool2d_case()),
     Op("avg_pool1d", lambda L, x, **kw: L.F.avg_pool1d(x, **kw), avg_pool1d_case()),

@@ -21,6 +21,8 @@ CNN_ROWS = [
     ("unfold", lambda x: F.unfold(x, 2, padding=1, stride=2) ** 3, ((1, 1, 3, 3),)),
     ("fold", lambda c: F.fold(c, (3, 3), 2) ** 3, ((1, 4, 4),)),
     ("max_pool2d", lambda x: F.max_pool2d(x, 2, stride=1) ** 3, ((1, 2, 3, 3),)),
+    ("max_pool2d_tiles", lambda x: F.max_pool2d(x, 2) ** 3, ((1, 2, 4, 2),)),
+    ("conv2d_channels_last", lambda x, w: F.conv2d(x, w, padding=1).tanh(), ((2, 3, 2, 1), (2, 3, 2, 2))),
     ("max_pool1d", lambda x: F.max_pool1d(x, 2, ceil_mode=True) ** 3, ((1, 1, 5),)),
     ("adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 2)) ** 3, ((1, 1, 3, 3),)),
     ("avg_pool2d", lambda x: F.avg_pool2d(x, 2, padding=1, count_include_pad=False) ** 3, ((1, 1, 3, 3),)),

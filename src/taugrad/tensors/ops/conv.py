@@ -24,10 +24,12 @@ with the ops here plus ``@``, ``reshape`` and ``sum``, so with
 Layouts (measured, see the README's CNN section): the columns are filled by
 one strided slice copy per kernel offset (``kh * kw`` copies), never by
 ``sliding_window_view`` + ``tensordot`` or ``einsum``, which were 2-4x
-slower.  Two column layouts: ``(N, C*kh*kw, L)`` with one batched product per
-sample (best when the output has many positions L), and ``(N*L, C*kh*kw)``
-with one GEMM for the whole batch (best for small feature maps, where
-per-sample products are tiny).  The forward keeps its columns for the weight
+slower.  Two column layouts: channels-last rows ``(N*OH*OW, kh*kw*C)`` with
+one GEMM for the whole batch (when there are at least as many channels as
+output columns, or the map is small; the output then stays channels-last,
+an (N, O, OH, OW) view of (N, OH, OW, O) memory, which the next layers read
+without a copy), and ``(N, C*kh*kw, L)`` with one product per sample (few
+channels on a large map).  The forward keeps its columns for the weight
 gradient; they are freed with the graph after ``backward()``.
 """
 from __future__ import annotations
@@ -40,10 +42,6 @@ import numpy as np
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.tensors.node import Tensor, array_module, make, operand
 from taugrad.tensors.rule import NEW, forward_of, register, rule
-
-#: below this many output positions per sample, one GEMM over the batch beats per-sample products
-_ROWS_BELOW = 32
-
 
 # ---------------------------------------------------------------------------
 # arguments
@@ -116,45 +114,81 @@ def _window(i: int, d: int, s: int, n: int) -> slice:
     return slice(i * d, i * d + s * (n - 1) + 1, s)
 
 
-def im2col_array(xpad, kernel, stride, dilation, out_hw, rows: bool = False):
-    """Columns of the padded input: (N, C, kh, kw, OH, OW), or (N, OH, OW, C, kh, kw) if ``rows``."""
+def im2col_array(xpad, kernel, stride, dilation, out_hw):
+    """Columns of the padded input (N, C, H, W): (N, C, kh, kw, OH, OW)."""
     n, c = xpad.shape[:2]
     (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_hw
-    xp = array_module(xpad)
-    if rows:
-        cols = xp.empty((n, oh, ow, c, kh, kw), dtype=xpad.dtype)
-        for i in range(kh):
-            for j in range(kw):
-                cols[:, :, :, :, i, j] = xpad[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)].transpose(0, 2, 3, 1)
-        return cols
-    cols = xp.empty((n, c, kh, kw, oh, ow), dtype=xpad.dtype)
+    cols = array_module(xpad).empty((n, c, kh, kw, oh, ow), dtype=xpad.dtype)
     for i in range(kh):
         for j in range(kw):
             cols[:, :, i, j] = xpad[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)]
     return cols
 
 
-def col2im_array(cols, padded_hw, kernel, stride, dilation, rows: bool = False):
+def col2im_array(cols, padded_hw, kernel, stride, dilation):
     """The adjoint of :func:`im2col_array`: each column entry added back to its pixel of the padded input."""
-    if rows:
-        n, oh, ow, c, kh, kw = cols.shape
-    else:
-        n, c, kh, kw, oh, ow = cols.shape
+    n, c, kh, kw, oh, ow = cols.shape
     (sh, sw), (dh, dw) = stride, dilation
     out = array_module(cols).zeros((n, c) + tuple(padded_hw), dtype=cols.dtype)
     for i in range(kh):
         for j in range(kw):
-            part = cols[:, :, :, :, i, j].transpose(0, 3, 1, 2) if rows else cols[:, :, i, j]
-            out[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)] += part
+            out[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)] += cols[:, :, i, j]
     return out
+
+
+def _pointwise(kernel, stride, padding) -> bool:
+    """A 1x1 kernel, stride 1, no padding: the columns are the pixels themselves (no copy)."""
+    return kernel == (1, 1) and stride == (1, 1) and padding == (0, 0)
+
+
+def channels_last_padded(x, ph: int, pw: int):
+    """``x`` (N, C, H, W) as (N, H + 2 ph, W + 2 pw, C) with zero padding (a view if unpadded)."""
+    xt = x.transpose(0, 2, 3, 1)
+    if not ph and not pw:
+        return xt
+    n, h, w, c = xt.shape
+    out = array_module(x).zeros((n, h + 2 * ph, w + 2 * pw, c), dtype=x.dtype)
+    out[:, ph:ph + h, pw:pw + w] = xt
+    return out
+
+
+def im2row_array(xpad, kernel, stride, dilation, out_hw):
+    """Rows of the channels-last padded input (N, Hp, Wp, C): (N, OH, OW, kh, kw, C).
+
+    ``rows[n, y, x, i, j, c] = xpad[n, y*s + i*d, x*s + j*d, c]``: one copy per
+    kernel offset, each moving whole runs of C contiguous values; seen as an
+    (N*OH*OW, kh*kw*C) matrix it is one GEMM with the weight.
+    """
+    n, c = xpad.shape[0], xpad.shape[3]
+    (kh, kw), (sh, sw), (dh, dw), (oh, ow) = kernel, stride, dilation, out_hw
+    rows = array_module(xpad).empty((n, oh, ow, kh, kw, c), dtype=xpad.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            rows[:, :, :, i, j] = xpad[:, _window(i, dh, sh, oh), _window(j, dw, sw, ow)]
+    return rows
+
+
+def row2im_array(rows, padded_hw, stride, dilation):
+    """The adjoint of :func:`im2row_array`: a channels-last (N, Hp, Wp, C) image of summed row entries."""
+    n, oh, ow, kh, kw, c = rows.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    out = array_module(rows).zeros((n,) + tuple(padded_hw) + (c,), dtype=rows.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, _window(i, dh, sh, oh), _window(j, dw, sw, ow)] += rows[:, :, :, i, j]
+    return out
+
+
+def _weight_rows(w):
+    """The weight (O, C, kh, kw) as an (O, kh*kw*C) matrix matching :func:`im2row_array`'s columns."""
+    return w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
 
 
 def _grouped_outer(a, b):
     """``sum_n a[n, g] b[n, g]^T`` for a (N, G, P, L) and b (N, G, Q, L): (G, P, Q)."""
     if isinstance(a, Tensor) or isinstance(b, Tensor):
         return (a @ b.transpose(-1, -2)).sum(0)
-    if a.shape[1] == 1:  # one GEMM over batch and positions
-        return array_module(a).tensordot(a[:, 0], b[:, 0], axes=([0, 2], [0, 2]))[None]
+    # per-sample products read ``b`` transposed in place; a tensordot over (n, L) copies it (4x slower measured)
     return (a @ b.swapaxes(-1, -2)).sum(0)
 
 
@@ -163,50 +197,89 @@ def _grouped_outer(a, b):
 # ---------------------------------------------------------------------------
 
 
+#: at most this many output positions per sample: small maps, where per-sample products are tiny
+_SMALL_MAP = 64
+
+
+def _layout(c: int, oh: int, ow: int, groups: int) -> str:
+    """Where the column copies run: along channels ("rows", channels-last) or along image rows ("planes").
+
+    Channels-last when the runs of C values are at least as long as the image
+    rows, or the map is small (the output then stays channels-last, which
+    the next ReLU and pooling read along whole channel runs).
+    """
+    return "rows" if groups == 1 and (c >= ow or oh * ow <= _SMALL_MAP) else "planes"
+
+
 def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = False):
-    """``(out, cols, rows)``: the convolution of arrays; ``cols`` kept only if asked (for dL/dw)."""
+    """``(out, cols, layout)``: the convolution of arrays; ``cols`` kept only if asked (for dL/dw).
+
+    With at least as many channels as output columns (and no groups) the
+    product is one GEMM over batch and positions on channels-last rows
+    (``"rows"``: (N*OH*OW, kh*kw*C)); the result keeps the GEMM's layout
+    (N, OH, OW, O), returned as an (N, O, OH, OW) view, so the next layer
+    reads that memory without a copy.  Otherwise (``"planes"``) one product
+    per sample and group on (C*kh*kw, OH*OW) columns whose copies run along
+    image rows: with few channels, channels-last copies move runs of only C
+    values, and one skinny GEMM over the whole batch was measured 3-7x slower
+    than per-sample products.
+    """
     n, c, h, wd = x.shape
     o, cg, kh, kw = w.shape
     oh = out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    xpad = pad_array(x, padding[0], padding[1])
-    rows = groups == 1 and oh * ow < _ROWS_BELOW
-    cols = im2col_array(xpad, (kh, kw), stride, dilation, (oh, ow), rows)
-    if rows:  # (N*L, C*k) @ (C*k, O): one GEMM; the result is laid out (N, OH, OW, O), seen as (N, O, OH, OW)
-        out = (cols.reshape(n * oh * ow, c * kh * kw) @ w.reshape(o, -1).T).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
+    layout = _layout(c, oh, ow, groups)
+    if layout == "rows":
+        xpad = channels_last_padded(x, padding[0], padding[1])
+        if _pointwise((kh, kw), stride, padding):
+            cols = xpad[:, :, :, None, None, :]
+        else:
+            cols = im2row_array(xpad, (kh, kw), stride, dilation, (oh, ow))
+        out = (cols.reshape(n * oh * ow, c * kh * kw) @ _weight_rows(w).T).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
     else:
+        cols = im2col_array(pad_array(x, padding[0], padding[1]), (kh, kw), stride, dilation, (oh, ow))
         w3 = w.reshape(groups, o // groups, cg * kh * kw)
         out = (w3 @ cols.reshape(n, groups, cg * kh * kw, oh * ow)).reshape(n, o, oh, ow)
-    return out, (cols if keep_cols else None), rows
+    return out, (cols if keep_cols else None), layout
 
 
-def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, rows: bool):
+def _grad_rows(g):
+    """The upstream gradient (N, O, OH, OW) as an (N*OH*OW, O) matrix (free if it is channels-last)."""
+    n, o, oh, ow = g.shape
+    return g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)
+
+
+def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layout: str):
     """dL/dx of a convolution: col2im of ``W^T G`` with the padding cropped (= conv_transpose2d)."""
     n, o, oh, ow = g.shape
     _, cg, kh, kw = w.shape
     c = cg * groups
-    if rows:
-        g2 = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)
-        cols = (g2 @ w.reshape(o, -1)).reshape(n, oh, ow, c, kh, kw)
-    else:
-        w3 = w.reshape(groups, o // groups, cg * kh * kw)
-        cols = (w3.swapaxes(-1, -2) @ g.reshape(n, groups, o // groups, oh * ow)).reshape(n, c, kh, kw, oh, ow)
     (ph, pw), (h, wd) = padding, in_hw
-    full = col2im_array(cols, (h + 2 * ph, wd + 2 * pw), (kh, kw), stride, dilation, rows)
+    padded = (h + 2 * ph, wd + 2 * pw)
+    if layout == "rows":
+        grad_rows = (_grad_rows(g) @ _weight_rows(w)).reshape(n, oh, ow, kh, kw, c)
+        if _pointwise((kh, kw), stride, padding):
+            return grad_rows[:, :, :, 0, 0].transpose(0, 3, 1, 2)
+        full = row2im_array(grad_rows, padded, stride, dilation)
+        return full[:, ph:ph + h, pw:pw + wd].transpose(0, 3, 1, 2)
+    w3 = w.reshape(groups, o // groups, cg * kh * kw)
+    cols = (w3.swapaxes(-1, -2) @ g.reshape(n, groups, o // groups, oh * ow)).reshape(n, c, kh, kw, oh, ow)
+    full = col2im_array(cols, padded, (kh, kw), stride, dilation)
     return full[:, :, ph:ph + h, pw:pw + wd]
 
 
-def conv2d_weight_grad_array(g, cols, w_shape, groups, rows: bool):
+def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str):
     """dL/dw of a convolution from its columns: ``sum_n G[n] cols[n]^T``."""
     o = w_shape[0]
-    if rows:
-        n, oh, ow = cols.shape[:3]
-        g2 = g.transpose(0, 2, 3, 1).reshape(n * oh * ow, o)
-        return (g2.T @ cols.reshape(n * oh * ow, math.prod(cols.shape[3:]))).reshape(w_shape)
+    k = math.prod(w_shape[1:])
+    if layout == "rows":
+        grad = _grad_rows(g).T @ cols.reshape(-1, k)
+        return array_module(grad).ascontiguousarray(
+            grad.reshape(o, w_shape[2], w_shape[3], w_shape[1]).transpose(0, 3, 1, 2))
     n = g.shape[0]
     length = g.shape[2] * g.shape[3]
     g4 = g.reshape(n, groups, o // groups, length)
-    return _grouped_outer(g4, cols.reshape(n, groups, math.prod(w_shape[1:]), length)).reshape(w_shape)
+    return _grouped_outer(g4, cols.reshape(n, groups, k, length)).reshape(w_shape)
 
 
 # ---------------------------------------------------------------------------
@@ -225,7 +298,7 @@ def conv2d_backward(g, out, ins, node):
     """Z = conv2d(X, W) + b:  dX = conv_transpose2d(G, W),  dW = sum_n G[n] im2col(X)[n]^T,  db = sum G."""
     x, w = ins[0], ins[1]
     prev = node._prev
-    stride, padding, dilation, groups, cols, rows = node._ctx
+    stride, padding, dilation, groups, cols, layout = node._ctx
     grad_x = grad_w = None
     in_hw, kernel = tuple(x.shape[2:]), tuple(w.shape[2:])
     if isinstance(g, Tensor):  # create_graph: the same maps as differentiable ops
@@ -240,11 +313,11 @@ def conv2d_backward(g, out, ins, node):
                                     tcols.reshape(n, groups, tcols.shape[1] // groups, length)).reshape(w.shape)
     else:
         if prev[0].requires_grad:
-            grad_x = conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, rows)
+            grad_x = conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layout)
         if prev[1].requires_grad:
             if cols is None:  # not kept (the weight did not require grad when recorded)
-                _, cols, rows = conv2d_array(x, w, stride, padding, dilation, groups, keep_cols=True)
-            grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, rows)
+                _, cols, layout = conv2d_array(x, w, stride, padding, dilation, groups, keep_cols=True)
+            grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, layout)
     if len(prev) == 2:
         return grad_x, grad_w
     return grad_x, grad_w, (g.sum((0, 2, 3)) if prev[2].requires_grad else None)
@@ -313,13 +386,13 @@ def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilati
         raise ValueError(f"{op}: the kernel {kernel} (dilation {dilation}) is larger than the padded input "
                          f"({hp}, {wp})")
     keep = w._requires_grad and _recording(x, w, b)
-    data, cols, rows = conv2d_array(x._data, w._data, stride, padding, dilation, groups, keep_cols=keep)
+    data, cols, layout = conv2d_array(x._data, w._data, stride, padding, dilation, groups, keep_cols=keep)
     if b is not None:
         data += b._data[:, None, None]  # a fresh product nobody else sees
         parents = (x, w, b)
     else:
         parents = (x, w)
-    return make(data, parents, conv2d_backward, (stride, padding, dilation, groups, cols, rows))
+    return make(data, parents, conv2d_backward, (stride, padding, dilation, groups, cols, layout))
 
 
 def _recording(*tensors) -> bool:
@@ -333,7 +406,8 @@ def _recording(*tensors) -> bool:
 
 def conv_transpose2d_array(y, w, out_hw, stride, padding, dilation, groups):
     """The adjoint of :func:`conv2d_array` in its input: col2im of ``W^T y``, padding cropped."""
-    return conv2d_input_grad_array(y, w, out_hw, stride, padding, dilation, groups, rows=False)
+    layout = _layout(w.shape[1] * groups, y.shape[2], y.shape[3], groups)
+    return conv2d_input_grad_array(y, w, out_hw, stride, padding, dilation, groups, layout)
 
 
 @rule("conv_transpose2d", reads=(0, 1), gives=NEW)

@@ -124,6 +124,68 @@ def _first_inside(n_out: int, k: int, s: int, p: int, d: int, n: int):
     return inside, first
 
 
+@rule("max_pool_tiles", gives=NEW)
+def max_pool_tiles_backward(g, out, ins, node):
+    """Z = max over non-overlapping kh x kw tiles:  dX[tile offset k] = G where the tile's argmax is k, else 0.
+
+    ``arg`` holds each tile's first-maximum offset ``k = i * kw + j`` (in the
+    memory order ``order`` of the input).  The gradient is ``G`` times the
+    argmax one-hot, linear in ``G`` with a constant factor, so with
+    ``create_graph`` it is that product as ops and differentiates again.
+    """
+    arg, kernel, order = node._ctx
+    kh, kw = kernel
+    x = ins[0]
+    back = tuple(np.argsort(order))
+    if isinstance(g, Tensor):
+        n, c, oh, ow = g.shape
+        offsets = (np.arange(kh)[:, None] * kw + np.arange(kw)).reshape(1, 1, 1, kh, 1, kw)
+        onehot = constant((arg.transpose(back)[:, :, :, None, :, None] == offsets).astype(g._data.dtype))
+        return ((g.reshape(n, c, oh, 1, ow, 1) * onehot).reshape(tuple(x.shape)),)
+    xp = array_module(g)
+    grad = xp.empty_like(x, dtype=g.dtype)  # the input's memory layout
+    g_mem = g.transpose(order)
+    for i in range(kh):
+        for j in range(kw):
+            xp.multiply(g_mem, arg == i * kw + j, out=grad[:, :, i::kh, j::kw].transpose(order))
+    return (grad,)
+
+
+def _memory_order(a) -> tuple:
+    """The axes of ``a`` from the largest stride to the smallest (``a.transpose(order)`` walks memory in order)."""
+    return tuple(int(i) for i in np.argsort([-abs(s) for s in a.strides], kind="stable"))
+
+
+def _max_pool_tiles(x: Tensor, kernel):
+    """Max pooling with stride = kernel over a map the kernel tiles exactly; None if a NaN needs the general path.
+
+    Each of the kh*kw tile offsets is one strided view of the input
+    (``x[:, :, i::kh, j::kw]``), copied once into a contiguous stack in the
+    input's memory order (a convolution's channels-last output is read along
+    whole channel runs); the maximum and the first-maximum offset (rows, then
+    columns, as PyTorch: offsets marked from the last to the first) are then
+    passes over contiguous memory.
+    """
+    data = x._data
+    kh, kw = kernel
+    xp = array_module(data)
+    order = _memory_order(data)
+    first = data[:, :, ::kh, ::kw].transpose(order)
+    stack = xp.empty((kh * kw,) + first.shape, dtype=data.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            stack[i * kw + j] = data[:, :, i::kh, j::kw].transpose(order)
+    best = stack[0].copy()
+    for k in range(1, kh * kw):  # elementwise over contiguous slabs: faster than a reduction over axis 0
+        xp.maximum(best, stack[k], out=best)
+    if data.dtype.kind == "f" and xp.isnan(best).any():  # PyTorch's NaN index rule: the general path
+        return None
+    arg = xp.full(best.shape, kh * kw - 1, dtype=np.int16)
+    for k in range(kh * kw - 2, -1, -1):
+        xp.putmask(arg, stack[k] == best, k)
+    return make(best.transpose(tuple(np.argsort(order))), (x,), max_pool_tiles_backward, (arg, kernel, order))
+
+
 # ---------------------------------------------------------------------------
 # max pooling
 # ---------------------------------------------------------------------------
@@ -199,6 +261,12 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     op = "max_pool2d"
     x = _input(input, op, 2)
     kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation, 2, op)
+    if (stride == kernel and padding == (0, 0) and dilation == (1, 1) and not return_indices
+            and x._data.dtype.kind in "fiu" and x.shape[0] * x.shape[1] > 0
+            and x.shape[2] % kernel[0] == 0 and x.shape[3] % kernel[1] == 0 and x.shape[2] and x.shape[3]):
+        tiled = _max_pool_tiles(x, kernel)
+        if tiled is not None:
+            return tiled
     return _max_pool2d(x, kernel, stride, padding, dilation, bool(ceil_mode), return_indices, op)
 
 
