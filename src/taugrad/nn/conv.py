@@ -16,6 +16,7 @@ import numpy as np
 
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
+from taugrad.tensors.args import tuple_of
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops import conv as _conv
 
@@ -48,9 +49,9 @@ class _ConvNd(Module):
         if self.in_channels % self.groups or self.out_channels % self.groups:
             raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must be "
                              f"divisible by groups ({groups})")
-        self.kernel_size = _conv.tuple_of(kernel_size, n, "kernel_size", name, 1)
-        self.stride = _conv.tuple_of(stride, n, "stride", name, 1)
-        self.dilation = _conv.tuple_of(dilation, n, "dilation", name, 1)
+        self.kernel_size = tuple_of(kernel_size, n, "kernel_size", name, 1)
+        self.stride = tuple_of(stride, n, "stride", name, 1)
+        self.dilation = tuple_of(dilation, n, "dilation", name, 1)
         if isinstance(padding, str):
             if padding not in ("same", "valid") or self._transposed:
                 raise ValueError(f"{name}: padding must be an int, a tuple{'' if self._transposed else ', same or valid'}, "
@@ -59,8 +60,8 @@ class _ConvNd(Module):
                 raise ValueError(f"{name}: padding='same' is not supported for strided convolutions")
             self.padding = padding
         else:
-            self.padding = _conv.tuple_of(padding, n, "padding", name, 0)
-        self.output_padding = _conv.tuple_of(output_padding, n, "output_padding", name, 0)
+            self.padding = tuple_of(padding, n, "padding", name, 0)
+        self.output_padding = tuple_of(output_padding, n, "output_padding", name, 0)
         if padding_mode not in _PADDING_MODES or (self._transposed and padding_mode != "zeros"):
             allowed = "'zeros'" if self._transposed else ", ".join(map(repr, _PADDING_MODES))
             raise ValueError(f"{name}: padding_mode must be {allowed}, got {padding_mode!r}")

@@ -51,3 +51,20 @@ def pick(primary, alias, default, name_primary: str, name_alias: str, op: str):
 
 def broadcast_error(op: str, a, b) -> ValueError:
     return ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot broadcast")
+
+
+def tuple_of(value, n: int, name: str, op: str, minimum: int = 0) -> tuple:
+    """``value`` (an int or a sequence of ``n`` ints) as an ``n``-tuple of ints >= ``minimum``."""
+    if isinstance(value, (list, tuple)):
+        if len(value) != n:
+            raise ValueError(f"{op}: {name} must be an int or {n} ints, got {tuple(value)}")
+        items = value
+    else:
+        items = (value,) * n
+    try:
+        out = tuple(operator.index(v) for v in items)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or {n} ints, got {value!r}") from None
+    if any(v < minimum for v in out):
+        raise ValueError(f"{op}: {name} must be >= {minimum}, got {value!r}")
+    return out

@@ -35,34 +35,17 @@ gradient; they are freed with the graph after ``backward()``.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.args import tuple_of
 from taugrad.tensors.node import Tensor, array_module, make, operand
 from taugrad.tensors.rule import NEW, forward_of, register, rule
 
 # ---------------------------------------------------------------------------
 # arguments
 # ---------------------------------------------------------------------------
-
-
-def tuple_of(value, n: int, name: str, op: str, minimum: int = 0) -> tuple:
-    """``value`` (an int or a sequence of ``n`` ints) as an ``n``-tuple of ints >= ``minimum``."""
-    if isinstance(value, (list, tuple)):
-        if len(value) != n:
-            raise ValueError(f"{op}: {name} must be an int or {n} ints, got {tuple(value)}")
-        items = value
-    else:
-        items = (value,) * n
-    try:
-        out = tuple(operator.index(v) for v in items)
-    except TypeError:
-        raise TypeError(f"{op}: {name} must be an int or {n} ints, got {value!r}") from None
-    if any(v < minimum for v in out):
-        raise ValueError(f"{op}: {name} must be >= {minimum}, got {value!r}")
-    return out
 
 
 def _floating(t: Tensor, op: str, what: str) -> None:

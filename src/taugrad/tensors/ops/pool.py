@@ -21,10 +21,10 @@ matrices ``P``; both are built from differentiable ops.
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as np
 
+from taugrad.tensors.args import tuple_of
 from taugrad.tensors.node import Tensor, array_module, constant, make
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rule import NEW, forward_of, register, rule
@@ -32,18 +32,6 @@ from taugrad.tensors.rule import NEW, forward_of, register, rule
 _INT64 = np.int64
 
 
-def _tuple(value, n: int, name: str, op: str, minimum: int = 0) -> tuple:
-    """``value`` (an int or ``n`` ints) as an ``n``-tuple of ints >= ``minimum``."""
-    items = value if isinstance(value, (list, tuple)) else (value,) * n
-    if len(items) != n:
-        raise ValueError(f"{op}: {name} must be an int or {n} ints, got {tuple(value)}")
-    try:
-        out = tuple(operator.index(v) for v in items)
-    except TypeError:
-        raise TypeError(f"{op}: {name} must be an int or {n} ints, got {value!r}") from None
-    if any(v < minimum for v in out):
-        raise ValueError(f"{op}: {name} must be >= {minimum}, got {value!r}")
-    return out
 
 
 def _input(x, op: str, dims: int) -> Tensor:
@@ -244,10 +232,10 @@ def _max_pool2d(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, r
 
 
 def _pool_args(kernel_size, stride, padding, dilation, n: int, op: str):
-    kernel = _tuple(kernel_size, n, "kernel_size", op, 1)
+    kernel = tuple_of(kernel_size, n, "kernel_size", op, 1)
     stride = kernel if stride is None or (isinstance(stride, (list, tuple)) and not stride) \
-        else _tuple(stride, n, "stride", op, 1)
-    return kernel, stride, _tuple(padding, n, "padding", op, 0), _tuple(dilation, n, "dilation", op, 1)
+        else tuple_of(stride, n, "stride", op, 1)
+    return kernel, stride, tuple_of(padding, n, "padding", op, 0), tuple_of(dilation, n, "dilation", op, 1)
 
 
 @register("max_pool2d")
@@ -361,7 +349,7 @@ def _adaptive_size(output_size, in_hw, op: str) -> tuple:
         size = tuple(n if o is None else o for o, n in zip(output_size, in_hw))
     else:
         size = (output_size, output_size)
-    size = _tuple(size, 2, "output_size", op, 1)
+    size = tuple_of(size, 2, "output_size", op, 1)
     if any(n < 1 for n in in_hw):
         raise ValueError(f"{op}: cannot pool an empty map of size {tuple(in_hw)}")
     return size
