@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, array_module
+from taugrad.tensors.node import Tensor, array_module, constant
 from taugrad.tensors.rule import forward_of
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
@@ -138,3 +138,27 @@ def scatter_add(g, key, shape: tuple, unique: bool):
     else:
         xp.add.at(out, key, g)
     return out
+
+
+def zeroed_at(g, key):
+    """``g`` with the elements at ``key`` set to 0."""
+    if isinstance(g, Tensor):
+        mask = np.ones(g.shape, dtype=g.dtype)
+        mask[key] = 0
+        return g * constant(mask)
+    out = np.array(g, copy=True)
+    out[key] = 0
+    return out
+
+
+def masked_fill_grads(g, node):
+    """Gradients of ``where(mask, value, x)`` (mask in ``node._ctx``, parents ``(x,)`` or ``(x, value)``):
+    ``g`` off the mask for ``x``, the sum of ``g`` on it for ``value``.  Shared by ``masked_fill``
+    and its in-place form, whose rules differ only in how the node was recorded."""
+    mask = node._ctx
+    px = node._prev[0]
+    gx = where(mask, 0.0, g) if px._requires_grad else None
+    if len(node._prev) == 1:
+        return (gx,)
+    pv = node._prev[1]
+    return gx, (sum_to(where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)

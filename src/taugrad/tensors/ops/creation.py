@@ -13,7 +13,7 @@ import numpy as np
 from taugrad.tensors import sampling
 from taugrad.tensors.device import check_device
 from taugrad.tensors.generator import get_generator
-from taugrad.tensors.dtypes import DEFAULT_FLOAT, float32, float64  # noqa: F401  (taugrad.float32 was defined here)
+from taugrad.tensors.dtypes import DEFAULT_FLOAT
 from taugrad.tensors.spacing import linspace_array
 from taugrad.tensors.node import Tensor, _dtype_of, to_array
 

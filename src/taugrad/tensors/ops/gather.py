@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.node import Tensor, bump_version, constant, make, operand
+from taugrad.tensors.node import Tensor, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
 from taugrad.tensors.rule import forward_of, register, rule
@@ -49,17 +49,6 @@ def _along_key(index: np.ndarray, dim: int, shape: tuple, op: str) -> tuple:
     if index.ndim:
         key[dim] = index
     return tuple(key)
-
-
-def _zeroed_at(g, key):
-    """``g`` with the elements at ``key`` set to 0."""
-    if isinstance(g, Tensor):
-        mask = np.ones(g.shape, dtype=g.dtype)
-        mask[key] = 0
-        return g * constant(mask)
-    out = np.array(g, copy=True)
-    out[key] = 0
-    return out
 
 
 def _padded(g_at_key, shape: tuple):
@@ -153,7 +142,7 @@ def scatter_backward(g, out, ins, node):
     """z = x with src written at key:  grad_x = g zeroed at key,  grad_src = g[key] (in src's leading block)."""
     key, add = node._ctx
     px = node._prev[0]
-    gx = (g if add else _zeroed_at(g, key)) if px._requires_grad else None
+    gx = (g if add else A.zeroed_at(g, key)) if px._requires_grad else None
     if len(node._prev) == 1:
         return (gx,)
     ps = node._prev[1]
@@ -250,13 +239,7 @@ def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
 @rule("masked_fill")
 def masked_fill_backward(g, out, ins, node):
     """z = where(mask, value, x):  grad_x = g off the mask,  grad_value = sum of g on it."""
-    mask = node._ctx
-    px = node._prev[0]
-    gx = A.where(mask, 0.0, g) if px._requires_grad else None
-    if len(node._prev) == 1:
-        return (gx,)
-    pv = node._prev[1]
-    return gx, (A.sum_to(A.where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)
+    return A.masked_fill_grads(g, node)
 
 
 @register("masked_fill", methods=("masked_fill",))

@@ -106,7 +106,6 @@ def _torch_order(parts: tuple, ndim: int):
         elif not (p is None or p is Ellipsis):
             consumed += 1
     free = max(ndim - consumed, 0)  # dims the key leaves to ``...`` or leaves out at the end
-    has_ellipsis = any(p is Ellipsis for p in parts)
 
     def dims_before(stop: int) -> int:  # result dims made by the slices/None/... before part ``stop``
         n = 0
@@ -217,23 +216,12 @@ def index_scatter(a: Tensor, key, shape: tuple, unique: bool) -> Tensor:
     return make(A.scatter_add(a._data, key, shape, unique), (a,), index_scatter_backward, (key, unique))
 
 
-def _zeroed_at(g, key):
-    """``g`` with the elements at ``key`` set to 0."""
-    if isinstance(g, Tensor):
-        mask = np.ones(g.shape, dtype=g.dtype)
-        mask[key] = 0
-        return g * Tensor(mask)
-    out = np.array(g, copy=True)
-    out[key] = 0
-    return out
-
-
 @inplace_rule("setitem")
 def setitem_backward(g, out, ins, node):
     """x' = x with value written at key:  grad_x = g zeroed at key,  grad_value = g[key] (summed to value's shape)."""
     key, perm = node._ctx
     px = node._prev[0]
-    gx = _zeroed_at(g, key) if px._requires_grad else None
+    gx = A.zeroed_at(g, key) if px._requires_grad else None
     if len(node._prev) == 1:
         return (gx,)
     pv = node._prev[1]

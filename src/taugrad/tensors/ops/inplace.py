@@ -19,7 +19,7 @@ from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor, bump_version, check_inplace, operand, to_array
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import G_OR_NEW, NEW, register
+from taugrad.tensors.rule import G_OR_NEW, register
 
 
 def _data(other):
@@ -110,13 +110,7 @@ def copy_inplace_backward(g, out, ins, node):
 @inplace_rule("masked_fill_")
 def masked_fill_inplace_backward(g, out, ins, node):
     """x' = where(mask, value, x):  dx'/dx = 1 off the mask,  dx'/dvalue = 1 on it (summed)."""
-    mask = node._ctx
-    px = node._prev[0]
-    gx = A.where(mask, 0.0, g) if px._requires_grad else None
-    if len(node._prev) == 1:
-        return (gx,)
-    pv = node._prev[1]
-    return gx, (A.sum_to(A.where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)
+    return A.masked_fill_grads(g, node)
 
 
 @inplace_rule("clamp_")
