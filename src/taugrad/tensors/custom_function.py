@@ -167,7 +167,12 @@ def _output_grads(g, info):
     return grads
 
 
-@rule("function")
+def _class_name(node: Tensor) -> str:
+    """Errors and ``grad_fn`` name the user's Function subclass, not the generic rule."""
+    return node._ctx[0].__name__
+
+
+@rule("function", name_of=_class_name)
 def function_backward(g, out, ins, node):
     """Calls the user's ``backward`` and checks what it returns."""
     cls, ctx, positions, info = node._ctx
@@ -207,8 +212,6 @@ def function_backward(g, out, ins, node):
         out_grads.append(_checked_gradient(grad, name, position, parent, graph))
     return tuple(out_grads)
 
-
-function_backward.name_of = lambda node: node._ctx[0].__name__  # errors and grad_fn name the user's class
 
 
 def _output_array(out, name: str) -> np.ndarray:

@@ -69,11 +69,11 @@ class Rule:
         return self.backward.__doc__ or ""
 
 
-def rule(op: str, reads=(), twice: bool = True, gives: Optional[str] = None):
+def rule(op: str, reads=(), twice: bool = True, gives: Optional[str] = None, name_of: Optional[Callable] = None):
     """Decorator: make a :class:`Rule` of the decorated ``backward`` function."""
 
     def make_rule(backward: Callable) -> Rule:
-        return Rule(op, backward, reads, twice, gives)
+        return Rule(op, backward, reads, twice, gives, name_of=name_of)
 
     return make_rule
 
