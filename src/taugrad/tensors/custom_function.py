@@ -213,7 +213,6 @@ def function_backward(g, out, ins, node):
     return tuple(out_grads)
 
 
-
 def _output_array(out, name: str) -> np.ndarray:
     if isinstance(out, Tensor):
         return out._data
