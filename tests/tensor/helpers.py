@@ -173,6 +173,18 @@ class Op:
         return self.name
 
 
+@dataclasses.dataclass(frozen=True)
+class ValueOp:
+    """A row of the value tables (ops without a gradient to check); see ``value_table.py``."""
+
+    name: str
+    fn: Callable[..., Any]
+    exact: bool = True
+
+    def __str__(self) -> str:
+        return self.name
+
+
 def _real(rng: np.random.Generator, shape: Tuple[int, ...]) -> np.ndarray:
     return rng.uniform(-2.0, 2.0, size=shape)
 

@@ -9,22 +9,8 @@ Ops whose results are random are checked for shape, dtype and range instead
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable
-
-import numpy as np
-
+from .helpers import ValueOp
 from .value_table_api import API_VALUE_OPS
-
-
-@dataclasses.dataclass(frozen=True)
-class ValueOp:
-    name: str
-    fn: Callable[..., Any]
-    exact: bool = True
-
-    def __str__(self) -> str:
-        return self.name
 
 
 def _in_place(method: str, *args, **kwargs):

@@ -6,20 +6,9 @@ torch exactly.  Bools and tuples are turned into one tensor here.
 """
 from __future__ import annotations
 
-import dataclasses
-from typing import Any, Callable
-
 import numpy as np
 
-
-@dataclasses.dataclass(frozen=True)
-class ValueOp:
-    name: str
-    fn: Callable[..., Any]
-    exact: bool = True
-
-    def __str__(self) -> str:
-        return self.name
+from .helpers import ValueOp
 
 
 def _special(L, x):
