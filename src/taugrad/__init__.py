@@ -27,6 +27,7 @@ from taugrad.tensors.generator import (
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
 from taugrad.tensors.device import device, get_default_device, set_default_device
+from taugrad.tensors.ops.conversion import from_dlpack  # zero-copy exchange with torch, CuPy, JAX, NumPy
 from taugrad.tensors.ops.random import bernoulli, multinomial, normal, poisson
 from taugrad.tensors.ops.elementwise import (
     abs, clip, clip as clamp, cos, erf, exp, gelu, log, log1p, maximum, minimum, relu, sigmoid, sin,

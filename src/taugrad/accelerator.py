@@ -1,19 +1,22 @@
-"""``taugrad.accelerator``: as ``torch.accelerator`` on a machine with none (taugrad runs on the CPU)."""
+"""``taugrad.accelerator``: as ``torch.accelerator``: CUDA when a GPU and CuPy are there, else none."""
 from __future__ import annotations
+
+from taugrad import cuda
+from taugrad.tensors.device import device
 
 __all__ = ["is_available", "current_accelerator", "device_count"]
 
 
 def is_available() -> bool:
-    """False: no accelerator."""
-    return False
+    """True when a CUDA GPU can be used (CuPy and a GPU)."""
+    return cuda.is_available()
 
 
 def current_accelerator(check_available: bool = False):
-    """None: no accelerator (``device = acc or 'cpu'`` style code picks the CPU)."""
-    return None
+    """``device(type='cuda')`` when a GPU can be used, else None (``device = acc or 'cpu'`` picks the CPU)."""
+    return device("cuda") if cuda.is_available() else None
 
 
 def device_count() -> int:
-    """0 accelerators."""
-    return 0
+    """The number of CUDA devices (0 without CuPy or a GPU)."""
+    return cuda.device_count()

@@ -44,6 +44,8 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
+from taugrad.tensors.backend import device_of, is_array, to_device, to_host
+from taugrad.tensors.device import as_device, check_device
 from taugrad.tensors.node import Tensor
 from taugrad.torch_checkpoint import TorchCheckpointError, is_torch_archive, read_torch_archive
 
@@ -70,8 +72,7 @@ class CheckpointError(ValueError):
 
 
 def _is_tensor(value: Any) -> bool:
-    # Duck-typed so this module does not import the tensor engine: a Tensor keeps its array in ``_data``
-    return not isinstance(value, np.ndarray) and isinstance(getattr(value, "_data", None), np.ndarray)
+    return isinstance(value, Tensor)
 
 
 class _Flattener:
@@ -106,9 +107,14 @@ class _Flattener:
     def layout(self, value: Any, path: str, depth: int) -> Any:
         """Layout of ``value`` found at ``path`` inside ``depth`` containers."""
         if _is_tensor(value):
-            return self.add_array(value._data, path, is_tensor=True)
+            dev = device_of(value._data)
+            entry = self.add_array(to_host(value._data), path, is_tensor=True)
+            # a device tensor is written as host values plus where it lived, for load()'s map_location
+            return entry if dev.type == "cpu" else {"tensor_on": [entry["tensor"], str(dev)]}
         if isinstance(value, np.ndarray):
             return self.add_array(value, path, is_tensor=False)
+        if is_array(value):  # a device array (an optimizer's state): its host values
+            return self.add_array(to_host(value), path, is_tensor=False)
         if isinstance(value, np.generic):  # before float: np.float64 is a float subclass
             return self.add_scalar(value, path)
         if value is None or isinstance(value, (bool, str)):
@@ -352,11 +358,16 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     a dict of those) is read by :mod:`taugrad.torch_checkpoint` without unpickling;
     anything else in it is refused with :class:`CheckpointError`.
 
-    torch's keyword arguments are accepted so that torch code runs unchanged:
-    ``map_location`` (every taugrad tensor is on the CPU, so any value gives the
-    same result), ``weights_only`` (``True`` or ``False`` read the same: a file is
+    ``map_location`` says where tensors go, as torch's: None puts each where it
+    was saved from (a CUDA tensor back on CUDA), a device or string puts all
+    there, a dict maps saved locations to new ones (``{'cuda:0': 'cpu'}``), a
+    callable ``f(tensor, location)`` returns the tensor to use (None: keep the
+    loaded CPU tensor).  Tensors of a PyTorch file count as saved from the CPU.
+    torch's other keyword arguments are accepted so that torch code runs
+    unchanged: ``weights_only`` (``True`` or ``False`` read the same: a file is
     only ever read as data) and ``mmap``.
     """
+    place = _placer(map_location)
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot load checkpoint: {path!r} is a directory")
@@ -364,7 +375,7 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
         raise FileNotFoundError(f"cannot load checkpoint: no file at {path!r}")
     torch_file = _read_torch_file(path)
     if torch_file is not _NOT_TORCH:
-        return torch_file
+        return torch_file if map_location is None else _place_all(torch_file, place)
     arrays = _read_archive(path)
     where = f"cannot load checkpoint {path!r}"
     for name, array in arrays.items():
@@ -372,7 +383,7 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
             raise CheckpointError(f"{where}: entry {name!r} has unsupported dtype {array.dtype}")
 
     if _LAYOUT_ENTRY not in arrays:
-        return {name: _make_tensor(array) for name, array in arrays.items()}
+        return {name: place(_make_tensor(array), "cpu") for name, array in arrays.items()}
     header_array = arrays.pop(_LAYOUT_ENTRY)
     if header_array.dtype.kind != "U" or header_array.shape != ():
         raise CheckpointError(f"{where}: malformed {_LAYOUT_ENTRY} entry")
@@ -382,7 +393,7 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     if header.get("version") != _VERSION:
         raise CheckpointError(f"{where}: unsupported checkpoint version {header.get('version')!r}")
     try:
-        return _rebuild(header.get("layout"), arrays)
+        return _rebuild(header.get("layout"), arrays, place=place)
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"{where}: malformed layout ({_first_line(err)})") from None
 
@@ -401,7 +412,44 @@ def _parse_header(text: str, where: str) -> Any:
         ) from None
 
 
-def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
+def _to(t: Tensor, dev) -> Tensor:
+    """The loaded leaf ``t`` on ``dev`` (still a leaf, with its ``requires_grad``)."""
+    data = to_device(t._data, dev)
+    return t if data is t._data else Tensor(data, requires_grad=t.requires_grad)
+
+
+def _placer(map_location: Any):
+    """``place(tensor, saved_location) -> tensor`` for a ``map_location`` of torch's forms."""
+    if map_location is None:
+        return lambda t, location: t if location == "cpu" else _to(t, check_device(location, "load"))
+    if callable(map_location) and not isinstance(map_location, (str, dict)):
+        def call(t, location):
+            result = map_location(t, location)
+            return t if result is None else result
+        return call
+    if isinstance(map_location, dict):
+        table = {str(as_device(k, "load")): v for k, v in map_location.items()}
+        return lambda t, location: _to(t, check_device(table.get(location, location), "load"))
+    dev = check_device(map_location, "load")
+    return lambda t, location: _to(t, dev)
+
+
+def _place_all(obj: Any, place) -> Any:
+    """``obj`` with every Tensor in its dicts, lists and tuples placed (saved location: the CPU)."""
+    if isinstance(obj, Tensor):
+        return place(obj, "cpu")
+    if isinstance(obj, dict):
+        return {k: _place_all(v, place) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_place_all(v, place) for v in obj)
+    return obj
+
+
+def _keep(t: Any, location: str) -> Any:
+    return t
+
+
+def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0, place=_keep) -> Any:
     """Inverse of ``_Flattener.layout``; only builds data, never calls anything named in the file.
 
     ``depth`` counts the containers around ``node``; past ``_MAX_DEPTH`` the layout is
@@ -411,7 +459,12 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
         raise ValueError(f"unexpected layout node {str(node)[:60]}")
     ((kind, content),) = node.items()
     if kind == "tensor":
-        return _make_tensor(arrays[content])
+        return place(_make_tensor(arrays[content]), "cpu")
+    if kind == "tensor_on":
+        name, location = content
+        if not isinstance(location, str):
+            raise ValueError(f"unexpected device {location!r}")
+        return place(_make_tensor(arrays[name]), str(as_device(location, "load")))
     if kind == "array":
         return arrays[content]
     if kind == "scalar":
@@ -435,12 +488,12 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0) -> Any:
             key, item = pair
             if isinstance(key, bool) or not isinstance(key, (str, int)):
                 raise ValueError(f"unexpected key {key!r}")
-            result[key] = _rebuild(item, arrays, depth)
+            result[key] = _rebuild(item, arrays, depth, place)
         return result
     if kind == "list":
-        return [_rebuild(item, arrays, depth) for item in content]
+        return [_rebuild(item, arrays, depth, place) for item in content]
     if kind == "tuple":
-        return tuple(_rebuild(item, arrays, depth) for item in content)
+        return tuple(_rebuild(item, arrays, depth, place) for item in content)
     raise ValueError(f"unknown layout kind {kind!r}")
 
 

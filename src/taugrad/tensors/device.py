@@ -1,97 +1,20 @@
 """Devices, as ``torch.device``: where a tensor's numbers live.
 
-taugrad computes on the CPU only, so ``'cpu'`` is the one device a tensor can
-be on.  The other names PyTorch knows (``'cuda'``, ``'cuda:0'``, ``'mps'``...)
-still make :class:`device` objects, because user code builds them before it
-knows what is available (``device = torch.device('cuda' if
-torch.cuda.is_available() else 'cpu')``); *using* one (``.to('cuda')``,
-``zeros(3, device='cuda')``) raises a one-line ``RuntimeError``.
+A tensor lives on the CPU (a NumPy array) or on a CUDA GPU (a CuPy array; see
+:mod:`taugrad.tensors.backend`).  Every name PyTorch knows (``'cuda:0'``,
+``'mps'``...) makes a :class:`device` object, because user code builds them
+before it knows what is available (``device = torch.device('cuda' if
+torch.cuda.is_available() else 'cpu')``); *using* one that has no backend here
+(``zeros(3, device='mps')``, ``'cuda'`` without CuPy or a GPU) raises a
+one-line ``RuntimeError`` saying what is missing.
 
 :func:`parse_to` reads the argument forms of ``Tensor.to`` / ``Module.to``
 (a device, a dtype, both, or another tensor) for both.
 """
 from __future__ import annotations
 
+from taugrad.tensors.backend import CPU, KNOWN_TYPES, backend_for, device, device_of  # noqa: F401 - re-exported
 from taugrad.tensors.node import Tensor, _dtype_of
-
-#: the device types ``torch.device`` accepts (most exist only in PyTorch builds for that hardware)
-KNOWN_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia", "vulkan", "lazy",
-               "privateuseone")
-
-_WHY_NOT = {
-    "cuda": "no CUDA device is available: taugrad runs on the CPU (its GPU backend needs CuPy and a GPU)",
-    "mps": "no MPS device is available: taugrad runs on the CPU",
-}
-
-
-class device:
-    """A device: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:0')``, or a copy of another.
-
-    ``.type`` is the kind (``'cpu'``), ``.index`` the number or None.  Two
-    devices are equal when both agree; as in PyTorch a device never equals a
-    string (compare ``str(d)`` or ``d.type``).
-    """
-
-    __slots__ = ("_type", "_index")
-
-    def __init__(self, type, index=None):  # noqa: A002 - torch's parameter name
-        if isinstance(type, device):
-            if index is not None:
-                raise TypeError("device: give either a device or a type and an index, not both")
-            self._type, self._index = type.type, type.index
-            return
-        if not isinstance(type, str):
-            raise TypeError(f"device: expected a device string such as 'cpu', got {type!r}")
-        name, colon, number = type.partition(":")
-        if name not in KNOWN_TYPES:
-            raise RuntimeError(f"device: unknown device type {type!r}; expected one of {', '.join(KNOWN_TYPES)}")
-        if colon:
-            if index is not None or not number.isdigit():
-                raise RuntimeError(f"device: invalid device string {type!r}")
-            index = int(number)
-        if index is not None:
-            if isinstance(index, bool) or not isinstance(index, int):
-                raise TypeError(f"device: index must be an int, got {index!r}")
-            if index < 0:
-                raise RuntimeError(f"device: index must not be negative, got {index}")
-        self._type, self._index = name, index
-
-    @property
-    def type(self) -> str:
-        return self._type
-
-    @property
-    def index(self):
-        return self._index
-
-    def __str__(self) -> str:
-        return self._type if self._index is None else f"{self._type}:{self._index}"
-
-    def __repr__(self) -> str:
-        if self._index is None:
-            return f"device(type='{self._type}')"
-        return f"device(type='{self._type}', index={self._index})"
-
-    def __eq__(self, other) -> bool:
-        if not isinstance(other, device):
-            return NotImplemented
-        return (self._type, self._index) == (other._type, other._index)
-
-    def __hash__(self) -> int:
-        return hash((self._type, self._index))
-
-    def __reduce__(self):
-        return (device, (self._type, self._index))
-
-
-CPU = device("cpu")
-
-
-def unavailable(dev: device, op: str) -> RuntimeError:
-    """The one-line error for a device taugrad does not have."""
-    why = _WHY_NOT.get(dev.type, f"no {dev.type} device is available: taugrad runs on the CPU")
-    return RuntimeError(f"{op}: device {str(dev)!r} requested, but {why}")
-
 
 def as_device(spec, op: str) -> device:
     """The :class:`device` for ``spec`` (a string, a device, or an int meaning ``cuda:<n>``), unchecked."""
@@ -105,18 +28,33 @@ def as_device(spec, op: str) -> device:
 
 
 def check_device(spec, op: str) -> device:
-    """``device=`` of a creation function: None or the CPU (any other device raises ``RuntimeError``)."""
+    """``device=`` of a creation function: None (the CPU) or a device whose backend is there.
+
+    A device without a backend (CUDA without CuPy or without a GPU, 'mps')
+    raises a one-line ``RuntimeError`` saying what is missing.
+    """
     if spec is None:
         return CPU
     dev = as_device(spec, op)
-    if dev.type != "cpu":
-        raise unavailable(dev, op)
-    return CPU
+    if dev.type == "cpu":
+        return CPU
+    try:
+        backend_for(dev)
+    except RuntimeError as error:
+        raise RuntimeError(f"{op}: {error}") from None
+    return dev
 
 
 def set_default_device(spec) -> None:
-    """``taugrad.set_default_device``: only None or 'cpu' (the default already) is possible."""
-    check_device(spec, "set_default_device")
+    """``taugrad.set_default_device``: only None or 'cpu' (the default already) is possible.
+
+    Other devices are refused rather than ignored: tensors would silently stay
+    on the CPU.  Pass ``device=`` to the creation functions, or ``.to()``.
+    """
+    dev = check_device(spec, "set_default_device")
+    if dev.type != "cpu":
+        raise RuntimeError(f"set_default_device: only the CPU can be the default device here, got {str(dev)!r}; "
+                           f"pass device= to the creation functions or move tensors with .to()")
 
 
 def get_default_device() -> device:
@@ -134,7 +72,7 @@ def parse_to(op: str, args: tuple, kwargs: dict):
     ``to(device=None, dtype=None, non_blocking=False, copy=False)``,
     ``to(dtype, non_blocking=False, copy=False)`` or
     ``to(other_tensor, non_blocking=False, copy=False)``; the device, if any,
-    is checked to be the CPU.  ``memory_format`` is accepted and ignored
+    is checked to have a backend.  ``memory_format`` is accepted and ignored
     (taugrad has one layout).
     """
     kwargs = dict(kwargs)
@@ -144,7 +82,7 @@ def parse_to(op: str, args: tuple, kwargs: dict):
     args = list(args)
     if args and isinstance(args[0], Tensor):
         other = args.pop(0)
-        dev, dtype = CPU, other._data.dtype
+        dev, dtype = device_of(other._data), other._data.dtype
     elif args and _is_device(args[0]):
         dev = args.pop(0)
         if args and not isinstance(args[0], bool):

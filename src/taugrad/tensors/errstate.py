@@ -11,6 +11,9 @@ invalid="ignore", over="ignore")``, which builds its settings anew on each
 entry (about 11k machine instructions, as much as three small ufunc calls).
 On NumPy 2 the settings live in a context variable, so the silent version of
 whatever is current is built once (by ``np.errstate`` itself) and reused.
+
+The same ``quiet()`` serves every array backend: CuPy's kernels never warn
+about special values (they have no error state), so only NumPy needs silencing.
 """
 from __future__ import annotations
 

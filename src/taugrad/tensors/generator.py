@@ -3,7 +3,9 @@
 Every random op (``randn``, ``rand``, ``multinomial``, ``dropout``,
 ``normal_``...) takes an optional ``generator``; without one it draws from
 :data:`default_generator`, which ``taugrad.manual_seed(seed)`` reseeds for
-reproducible runs.  A :class:`Generator` wraps NumPy's PCG64 bit generator:
+reproducible runs.  Each CUDA device has its own default generator
+(:func:`cuda_generator`), seeded by ``manual_seed`` too; all draw on the host
+and the draws are moved to the device.  A :class:`Generator` wraps NumPy's PCG64 bit generator:
 the same seed gives the same numbers in taugrad, but not PyTorch's numbers
 (PyTorch's Mersenne-Twister stream and its sampling algorithms are not
 reproduced).
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors.device import check_device
+from taugrad.tensors.device import check_device, device
 from taugrad.tensors.node import Tensor
 
 #: the seed of a new ``Generator()``, PyTorch's default seed
@@ -54,6 +56,15 @@ class Generator:
         self.device = check_device(device, "Generator")
         self._seed = DEFAULT_SEED
         self._rng = np.random.Generator(np.random.PCG64(DEFAULT_SEED))
+
+    @classmethod
+    def _unchecked(cls, dev) -> "Generator":
+        """A generator for ``dev`` made without asking for its backend (seeding works without a GPU)."""
+        gen = cls.__new__(cls)
+        gen.device = dev
+        gen._seed = DEFAULT_SEED
+        gen._rng = np.random.Generator(np.random.PCG64(DEFAULT_SEED))
+        return gen
 
     def manual_seed(self, seed) -> "Generator":
         """Restart the stream from ``seed``; returns the generator (so it chains)."""
@@ -104,9 +115,39 @@ class Generator:
 default_generator = Generator()
 default_generator.seed()  # a fresh stream per process, as PyTorch's default generator
 
+#: CUDA device index -> the default generator of draws made for that device (made on first use)
+cuda_generators: dict = {}
+
+#: the seed of the CUDA generators not made yet: the last ``manual_seed``'s, or None for a fresh one
+_CUDA_SEED = [None]
+
+
+def cuda_generator(index: int = 0) -> Generator:
+    """The default generator of CUDA device ``index`` (``torch.cuda.default_generators[index]``).
+
+    It draws on the host with the same PCG64 algorithm as the CPU's, so after
+    ``manual_seed(s)`` a CUDA run draws the numbers a CPU run draws.
+    """
+    gen = cuda_generators.get(index)
+    if gen is None:
+        gen = cuda_generators[index] = Generator._unchecked(device("cuda", index))
+        if _CUDA_SEED[0] is None:
+            gen.seed()
+        else:
+            gen.manual_seed(_CUDA_SEED[0])
+    return gen
+
+
+def manual_seed_cuda(seed, op: str = "cuda.manual_seed_all") -> None:
+    """Reseed every CUDA generator (and those made later) with ``seed``."""
+    _CUDA_SEED[0] = _check_seed(seed, op)
+    for gen in cuda_generators.values():
+        gen.manual_seed(_CUDA_SEED[0])
+
 
 def manual_seed(seed) -> Generator:
-    """Reseed the default generator (returns it): the same seed gives the same numbers."""
+    """Reseed the default generator and the CUDA ones (returns the CPU's): the same seed gives the same numbers."""
+    manual_seed_cuda(seed, "manual_seed")
     return default_generator.manual_seed(seed)
 
 
@@ -130,13 +171,16 @@ def set_rng_state(new_state) -> None:
     default_generator.set_state(new_state)
 
 
-def get_generator(generator=None) -> np.random.Generator:
-    """The NumPy generator to draw from: ``generator``'s, or the default one's.
+def get_generator(generator=None, dev=None) -> np.random.Generator:
+    """The NumPy generator to draw from: ``generator``'s, or the default one of device ``dev`` (the CPU's).
 
-    A ``numpy.random.Generator`` is accepted too (it draws directly).
+    A ``numpy.random.Generator`` is accepted too (it draws directly).  Draws
+    are made on the host; a device op moves them (see ``backend.move_like``).
     """
     if generator is None:
-        return default_generator._rng
+        if dev is None or dev.type == "cpu":
+            return default_generator._rng
+        return cuda_generator(dev.index or 0)._rng
     if isinstance(generator, Generator):
         return generator._rng
     if isinstance(generator, np.random.Generator):

@@ -28,17 +28,20 @@ Array module
 ------------
 Every array operation goes through operators, array methods, NumPy ufuncs
 (which dispatch to other array libraries) or :func:`array_module`, the module
-of the tensor's array type.  Another backend registers its array type in
-:data:`ARRAY_MODULES`.
+of the tensor's array type (:mod:`taugrad.tensors.backend`, where another
+backend registers its array type).
 """
 from __future__ import annotations
 
 import copy
+import sys
 from typing import Any, Callable, Dict
 
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.backend import ARRAY_MODULES, device_of, is_array, same_backend
+from taugrad.tensors.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
 from taugrad.tensors.dtypes import python_number_dtype
@@ -83,7 +86,7 @@ def to_array(data, dtype=None):
         data = data._data
     if dtype is not None:
         dtype = _dtype_of(dtype)
-    if isinstance(data, np.ndarray):
+    if isinstance(data, np.ndarray) or is_array(data):  # an array of any backend keeps its device
         if data.dtype.kind not in "biufc":
             raise TypeError(f"cannot make a Tensor from an array of dtype {data.dtype} (not numeric)")
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
@@ -146,6 +149,12 @@ def _check_can_require_grad(dtype) -> None:
             f"only floating-point tensors can require gradients, got dtype {dtype}; "
             f"make it floating first, e.g. taugrad.tensor(x, dtype='float32')"
         )
+
+
+def _on_device_error(t, what: str) -> TypeError:
+    """PyTorch's refusal to hand out a device tensor's memory as a NumPy array."""
+    return TypeError(f"{what}: can't convert {device_of(t._data)} device type tensor to numpy; use .cpu() to copy "
+                     f"the tensor to host memory first")
 
 
 class Tensor:
@@ -335,6 +344,8 @@ class Tensor:
         """
         if self.requires_grad:
             raise RuntimeError("numpy(): the tensor requires grad; use .detach().numpy() to get its array")
+        if not isinstance(self._data, np.ndarray):
+            raise _on_device_error(self, "numpy()")
         return self._data
 
     def item(self):
@@ -347,6 +358,8 @@ class Tensor:
         return self._data.tolist()
 
     def __array__(self, dtype=None, copy=None):
+        if not isinstance(self._data, np.ndarray):
+            raise _on_device_error(self, "converting to a NumPy array")
         if dtype is not None and dtype != self._data.dtype:
             return self._data.astype(dtype)
         if copy:
@@ -356,6 +369,23 @@ class Tensor:
             view.flags.writeable = False
             return view
         return self._data
+
+    # ----------------------------------------------------------- DLPack
+    def __dlpack__(self, *, stream=None, **kwargs):
+        """The DLPack capsule of this tensor's memory (shared, no copy), for ``np.from_dlpack``, torch, CuPy, JAX.
+
+        Refused for a tensor that requires grad, as PyTorch does: the other
+        library could write into memory that backward() reads.
+        """
+        if self.requires_grad:
+            raise RuntimeError("__dlpack__: can't export a tensor that requires grad; use tensor.detach()")
+        if stream is not None:
+            kwargs["stream"] = stream
+        return self._data.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        """``(device type, index)`` of the memory, as DLPack numbers them (1: CPU, 2: CUDA)."""
+        return self._data.__dlpack_device__()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -467,9 +497,6 @@ class NodeExtras:
 ndarray = np.ndarray
 _new = object.__new__
 
-#: type of array -> its array module.  The seam for another backend.
-ARRAY_MODULES = {np.ndarray: np}
-
 #: one-element list: number of in-place ops so far (see the module docstring)
 CLOCK = [0]
 
@@ -477,11 +504,6 @@ CLOCK = [0]
 #: only the count (zero almost always); :mod:`taugrad.debug.anomaly` sets both,
 #: the check being ``check(data, parents, rule, ctx) -> NodeExtras or None``.
 ANOMALY: list = [0, None]
-
-
-def array_module(array):
-    """The array library that owns ``array`` (NumPy today)."""
-    return ARRAY_MODULES.get(type(array), np)
 
 
 _FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
@@ -571,6 +593,27 @@ def as_array(data):
     return np.asarray(data)
 
 
+def device_mismatch(op: str, *tensors):
+    """PyTorch's error for tensors of one op on different devices, or None when they share one."""
+    first = None
+    for t in tensors:
+        if isinstance(t, Tensor):
+            dev = device_of(t._data)
+            if first is None:
+                first = dev
+            elif dev != first:
+                return RuntimeError(f"{op}: expected all tensors to be on the same device, but found at least two "
+                                    f"devices, {first} and {dev}!")
+    return None
+
+
+def check_same_device(op: str, *tensors) -> None:
+    """Raise :func:`device_mismatch`'s error if ``tensors`` are on two devices (for an op's error path)."""
+    mixed = device_mismatch(op, *tensors)
+    if mixed is not None:
+        raise mixed
+
+
 def operand(x, like: Tensor) -> Tensor:
     """The other operand of a binary op as a Tensor.
 
@@ -581,17 +624,21 @@ def operand(x, like: Tensor) -> Tensor:
     meeting a bool tensor).  Arrays keep their dtype; lists follow ``tensor()``.
     """
     if isinstance(x, Tensor):
+        # one type comparison: arrays of two backends are tensors on two devices
+        if type(x._data) is not type(like._data) and not same_backend(x._data, like._data):
+            raise device_mismatch(sys._getframe(1).f_code.co_name, like, x)  # the op is the caller
         return x
     if isinstance(x, (bool, int, float, complex, np.number, np.bool_)) and not isinstance(x, np.ndarray):
         value = x.item() if isinstance(x, np.generic) else x
         kind = like._data.dtype.kind
+        xp = array_module(like._data)  # the number joins like's device (CuPy refuses NumPy 0-d operands)
         if (isinstance(value, bool) or (kind in "fc" and not isinstance(value, complex))
                 or (kind in "iu" and isinstance(value, int))):
             try:
-                return constant(np.asarray(value, dtype=like._data.dtype))
+                return constant(xp.asarray(value, dtype=like._data.dtype))
             except OverflowError:  # an int beyond int8's range: int64 here, wrapped when promoted (as torch)
-                return constant(np.asarray(value))
-        return constant(np.asarray(value, dtype=python_number_dtype(value)))
+                return constant(xp.asarray(value))
+        return constant(xp.asarray(value, dtype=python_number_dtype(value)))
     return constant(to_array(x))
 
 
@@ -614,7 +661,7 @@ def check_inplace(x: Tensor, op: str) -> None:
             f"{op}: in-place changes of a tensor produced by a recorded op are not supported; "
             f"write it out of place (y = y + 1 rather than y += 1) or detach() first"
         )
-    if not x._data.flags.writeable:
+    if not getattr(x._data.flags, "writeable", True):  # CuPy arrays have no read-only flag
         raise ValueError(f"{op}: this tensor's data is read-only (an expand()ed view?); clone() it first")
 
 

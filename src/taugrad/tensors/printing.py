@@ -12,7 +12,8 @@ tensors of more than 1000 elements summarised with 3 items at each edge):
 * Every value is right-aligned to the widest one; a row of a 1-d tensor wraps
   to fit 80 columns; dimensions nest with one blank line per dimension
   beyond the second between blocks.
-* After the values: ``dtype=`` when the dtype is not the default float dtype,
+* After the values: ``device='cuda:0'`` for a tensor off the CPU (its values
+  are formatted from a host copy); ``dtype=`` when the dtype is not the default float dtype,
   int64 or bool; ``grad_fn=<MulBackward0>`` for an op's output (named as in
   :mod:`taugrad.tensors.grad_fn`), else ``requires_grad=True`` for a leaf that
   requires grad; ``size=`` for an empty tensor that is not 1-d.
@@ -23,6 +24,7 @@ import math
 
 import numpy as np
 
+from taugrad.tensors.backend import device_of, to_host
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, default_complex, from_numpy_dtype
 
 PRECISION = 4
@@ -119,6 +121,9 @@ def tensor_repr(values: np.ndarray, grad_fn_name: str, requires_grad: bool, pref
     """
     indent = len(prefix)
     suffixes = []
+    if not isinstance(values, np.ndarray):  # on a device
+        suffixes.append(f"device='{device_of(values)}'")
+        values = to_host(values)
     if values.size == 0:
         body = "[]"
         if values.shape != (0,):

@@ -27,7 +27,7 @@ from the arrays' memory layout, so any view works).  A view whose base was
 changed in place by another tensor after the view was taken would need its
 graph regenerated (PyTorch does it); taugrad raises a clear error there.
 
-This module is in the bottom layer: it imports only ``node`` and ``rule``.
+This module is in the bottom layer: it imports only ``node``, ``rule`` and ``backend``.
 """
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ import weakref
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
+from taugrad.tensors.backend import array_module, device_of, to_device
 from taugrad.tensors.node import CLOCK, NodeExtras, Tensor, bump_version
 from taugrad.tensors.rule import NEW, Rule
 
@@ -100,8 +101,14 @@ def check_target(x: Tensor, op: str) -> None:
             f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
             f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
         )
-    if not x._data.flags.writeable:
+    data = x._data
+    if not data.flags.writeable if type(data) is np.ndarray else _overlaps(data):
         raise ValueError(f"{op}: this tensor's data is read-only (an expand()ed view?); clone() it first")
+
+
+def _overlaps(data) -> bool:
+    """True when several elements of ``data`` share memory (a stride of 0): a device array has no read-only flag."""
+    return data.size > 1 and any(s == 0 and n > 1 for s, n in zip(data.strides, data.shape))
 
 
 def _view_error(op: str, why: str) -> RuntimeError:
@@ -131,26 +138,39 @@ def _check_view(x: Tensor, op: str) -> None:
         raise _view_error(op, "the tensor is a view of a view")
 
 
-def _positions(view: np.ndarray, root: np.ndarray) -> np.ndarray:
-    """For each element of ``view``, its flat (C-order) index in ``root``, whose memory it shares."""
+def _address(a) -> int:
+    """The memory address of ``a``'s first element (NumPy's array interface, or CUDA's)."""
+    interface = getattr(a, "__array_interface__", None)
+    if interface is None:
+        interface = a.__cuda_array_interface__
+    return interface["data"][0]
+
+
+def _positions(view, root):
+    """For each element of ``view``, its flat (C-order) index in ``root``, whose memory it shares.
+
+    Worked out on the host from the two arrays' addresses and strides alone (no
+    element is read), then moved to the arrays' device to index them.
+    """
     item = root.itemsize
     if view.itemsize != item or any(s % item for s in view.strides + root.strides):
         raise RuntimeError("in-place op on a view: the view's memory layout does not fit its base's")
     lows = []
     for a in (view, root):
-        lows.append(a.__array_interface__["data"][0] + sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)))
+        lows.append(_address(a) + sum(min(0, (n - 1) * s) for n, s in zip(a.shape, a.strides)))
     low = min(lows)
-    high = root.__array_interface__["data"][0] + sum(max(0, (n - 1) * s) for n, s in zip(root.shape, root.strides))
+    high = _address(root) + sum(max(0, (n - 1) * s) for n, s in zip(root.shape, root.strides))
     span = (high - low) // item + 1
     ids = np.full(span, -1, dtype=np.int64)
 
     def laid_out(a):
-        start = (a.__array_interface__["data"][0] - low) // item
+        start = (_address(a) - low) // item
         strides = tuple(s // item * ids.itemsize for s in a.strides)
         return np.lib.stride_tricks.as_strided(ids[start:], a.shape, strides)
 
     laid_out(root)[...] = np.arange(root.size, dtype=np.int64).reshape(root.shape)
-    return laid_out(view).copy()
+    positions = laid_out(view).copy()
+    return positions if type(root) is np.ndarray else to_device(positions, device_of(root))
 
 
 def _before(x: Tensor, keep_old: bool) -> Tensor:
@@ -242,13 +262,13 @@ def finish(x: Tensor, pending: Pending, operands: tuple, rule_fn: Rule, ctx=None
     return x
 
 
-def _zero_at_positions(g, positions: np.ndarray, shape: tuple):
+def _zero_at_positions(g, positions, shape: tuple):
     """``g`` (of the base's shape) with the view's elements zeroed."""
     if isinstance(g, Tensor):
-        mask = np.ones(g._data.size, dtype=g._data.dtype)
+        mask = array_module(g._data).ones(g._data.size, dtype=g._data.dtype)
         mask[positions.reshape(-1)] = 0
         return g * Tensor(mask.reshape(shape))
-    out = np.array(g, copy=True, order="C")
+    out = array_module(g).array(g, copy=True, order="C")
     out.reshape(-1)[positions.reshape(-1)] = 0
     return out
 
@@ -261,7 +281,7 @@ def copy_slices_backward(g, out, ins, node):
     gb = _zero_at_positions(g, positions, shape) if pb._requires_grad else None
     gv = g.reshape(-1)[positions] if pv._requires_grad else None
     if gv is not None and not isinstance(gv, Tensor):
-        gv = np.array(gv)  # a fresh array (a 0-d view's positions give a 0-d index result)
+        gv = array_module(g).array(gv)  # a fresh array (a 0-d view's positions give a 0-d index result)
     return gb, gv
 
 

@@ -23,21 +23,24 @@ import numpy as np
 EXACT_UP_TO = 4096
 
 
-def linspace_array(lo, hi, steps: int, dtype) -> np.ndarray:
-    """``steps`` values from ``lo`` to ``hi`` inclusive, in ``dtype`` (a floating dtype)."""
+def linspace_array(lo, hi, steps: int, dtype, xp=np):
+    """``steps`` values from ``lo`` to ``hi`` inclusive, in ``dtype`` (a floating dtype), as an array of module ``xp``.
+
+    The exact values are worked out on the host and then moved to ``xp``'s device.
+    """
     dtype = np.dtype(dtype)
     if steps == 0:
-        return np.zeros(0, dtype=dtype)
+        return xp.zeros(0, dtype=dtype)
     if steps == 1:
-        return np.full(1, lo, dtype=dtype)
+        return xp.full(1, lo, dtype=dtype)
     cast = dtype.type
     lo, hi = cast(lo), cast(hi)
     step = (hi - lo) / cast(steps - 1)
     half = steps // 2
     if steps > EXACT_UP_TO:
-        i = np.arange(steps).astype(dtype)
-        return np.where(i < half, lo + step * i, hi - step * (cast(steps - 1) - i)).astype(dtype)
+        i = xp.arange(steps).astype(dtype)
+        return xp.where(i < half, lo + step * i, hi - step * (cast(steps - 1) - i)).astype(dtype)
     exact_lo, exact_hi, exact_step = Fraction(float(lo)), Fraction(float(hi)), Fraction(float(step))
     values = [exact_lo + exact_step * i if i < half else exact_hi - exact_step * (steps - 1 - i)
               for i in range(steps)]
-    return np.array([float(v) for v in values]).astype(dtype)
+    return xp.asarray(np.array([float(v) for v in values]).astype(dtype))
