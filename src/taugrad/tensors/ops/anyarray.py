@@ -13,7 +13,9 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, array_module, constant
+from taugrad.tensors import backend
+from taugrad.tensors.backend import ARRAY_MODULES
+from taugrad.tensors.node import Tensor, array_module, constant, to_array
 from taugrad.tensors.rule import forward_of
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
@@ -68,7 +70,26 @@ def where(condition, x, y):
         return forward_of("where")(condition, x, y)
     if isinstance(condition, Tensor):
         condition = condition._data
-    return array_module(x if hasattr(x, "dtype") else y).where(condition, x, y)
+    # x or y may be a number (0.0): the module of whichever is an array
+    xp = ARRAY_MODULES.get(type(x)) or ARRAY_MODULES.get(type(y)) or array_module(condition)
+    return xp.where(condition, x, y)
+
+
+def array_like(data, like, convert=to_array):
+    """``data`` (an array, a number, a list) as an array of ``like``'s backend, on its device.
+
+    For constants an op builds from user input (a list of indices, a mask):
+    they join ``like`` where it lives, as torch moves CPU index tensors.
+    What is not an array yet is made one by ``convert`` on the host (``to_array``:
+    torch's dtypes for Python numbers; ``np.asarray``: NumPy's).
+    """
+    if isinstance(data, Tensor):
+        data = data._data
+    elif type(data) is np.ndarray or not backend.is_array(data):
+        data = convert(data)
+    if type(data) is not type(like):
+        data = backend.to_device(data, backend.device_of(like))
+    return data
 
 
 def exp(x):
@@ -89,6 +110,15 @@ def erf(x):
     return erf_array(x)
 
 
+def _erf_device(x):
+    """erf of an array of another backend than NumPy's, in ``x``'s dtype."""
+    if array_module(x).__name__ == "cupy":
+        import cupyx.scipy.special  # optional dependency, installed with CuPy
+        return cupyx.scipy.special.erf(x)
+    # any other backend: through the host, where the libm erf below runs
+    return backend.move_like(erf_array(backend.to_host(x)), x)
+
+
 def erf_array(x):
     """The error function of an array (libm's ``erf``, exact to double precision).
 
@@ -96,6 +126,8 @@ def erf_array(x):
     (``erf`` of an integer is not an integer).
     """
     dtype = x.dtype if x.dtype.kind in "fc" else np.result_type(x.dtype, np.float16)
+    if array_module(x) is not np:  # NumPy has no erf ufunc to dispatch to another backend
+        return _erf_device(x.astype(dtype, copy=False))
     return _erf_scalar(x).astype(dtype) if x.ndim else np.asarray(math.erf(x), dtype=dtype)
 
 
@@ -131,22 +163,21 @@ def scatter_add(g, key, shape: tuple, unique: bool):
     """
     if isinstance(g, Tensor):
         return forward_of("index_scatter")(g, key, shape, unique)
-    xp = array_module(g)
-    out = xp.zeros(shape, dtype=g.dtype)
+    out = array_module(g).zeros(shape, dtype=g.dtype)
     if unique:
         out[key] = g
     else:
-        xp.add.at(out, key, g)
+        backend.scatter_add(out, key, g)
     return out
 
 
 def zeroed_at(g, key):
     """``g`` with the elements at ``key`` set to 0."""
     if isinstance(g, Tensor):
-        mask = np.ones(g.shape, dtype=g.dtype)
+        mask = array_module(g._data).ones(g.shape, dtype=g._data.dtype)
         mask[key] = 0
         return g * constant(mask)
-    out = np.array(g, copy=True)
+    out = g.copy()
     out[key] = 0
     return out
 

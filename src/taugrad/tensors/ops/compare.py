@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.node import Tensor, array_module, constant, to_array
 from taugrad.tensors.rule import register
 
 
-def _array(x, op: str):
+def _array(x, op: str, like=None):
+    """``x``'s array; numbers and lists made one (on the device of the array ``like``, if given)."""
     if isinstance(x, Tensor):
         return x._data
     try:
-        return to_array(x)
+        return to_array(x) if like is None else A.array_like(x, like)
     except TypeError:
         raise TypeError(f"{op}: expected a Tensor or numbers, got {type(x).__name__}") from None
 
@@ -67,18 +69,21 @@ def _isclose_arrays(a, b, rtol: float, atol: float, equal_nan: bool, op: str):
 @register("isclose", methods=("isclose",))
 def isclose(a: Tensor, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (equal infinities are close) as a bool tensor."""
-    return constant(_isclose_arrays(_array(a, "isclose"), _array(b, "isclose"), rtol, atol, equal_nan, "isclose"))
+    a_data = _array(a, "isclose")
+    return constant(_isclose_arrays(a_data, _array(b, "isclose", a_data), rtol, atol, equal_nan, "isclose"))
 
 
 @register("allclose", methods=("allclose",))
 def allclose(a: Tensor, b, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """``isclose(a, b, ...).all()`` as a Python bool."""
-    close = _isclose_arrays(_array(a, "allclose"), _array(b, "allclose"), rtol, atol, equal_nan, "allclose")
+    a_data = _array(a, "allclose")
+    close = _isclose_arrays(a_data, _array(b, "allclose", a_data), rtol, atol, equal_nan, "allclose")
     return bool(close.all())
 
 
 @register("equal", methods=("equal",))
 def equal(a: Tensor, b) -> bool:
     """True if ``a`` and ``b`` have the same shape and the same elements (NaN is never equal)."""
-    a_data, b_data = _array(a, "equal"), _array(b, "equal")
+    a_data = _array(a, "equal")
+    b_data = _array(b, "equal", a_data)
     return a_data.shape == b_data.shape and bool((a_data == b_data).all())

@@ -1,15 +1,42 @@
 """Moving and converting tensors: ``Tensor.to``, ``.cpu()``, ``.cuda()``, ``.device``, ``.is_cuda``.
 
-There is one device, the CPU, so ``to`` only ever converts the dtype (through
-the ``astype`` op, whose gradient flows between float dtypes) or copies;
-asking for another device raises a one-line ``RuntimeError``.
+A move between devices is an op of the graph (as in PyTorch, where
+``x.cuda()`` of a leaf that requires grad is differentiable): its rule moves
+the gradient back to the source device.  A dtype change goes through the
+``astype`` op, whose gradient flows between float dtypes.
 """
 from __future__ import annotations
 
-from taugrad.tensors.device import CPU, parse_to, unavailable
+import numpy as np
+
+from taugrad.tensors.backend import CPU, backend_for, to_device
+from taugrad.tensors.backend import device_of as _device_of_array
+from taugrad.tensors.device import as_device, check_device, parse_to
 from taugrad.tensors.device import device as Device
-from taugrad.tensors.node import Tensor
-from taugrad.tensors.rule import forward_of, register
+from taugrad.tensors.node import Tensor, make
+from taugrad.tensors.rule import NEW, forward_of, register, rule
+
+
+def _moved(g, dev: Device):
+    """``g`` (an array, or a Tensor under ``create_graph``) on ``dev``."""
+    if isinstance(g, Tensor):
+        return forward_of("to")(g, dev)
+    return to_device(g, dev)
+
+
+@rule("to_copy", gives=NEW)  # PyTorch names the node ToCopyBackward0
+def to_device_backward(g, out, ins, node):
+    """z = a moved to another device:  dz/da = 1, moved back to a's device."""
+    return (_moved(g, node._ctx),)
+
+
+def move(x: Tensor, dev: Device) -> Tensor:
+    """``x`` on ``dev`` (a copy there; ``x`` itself when it is there already)."""
+    here = _device_of_array(x._data)
+    data = to_device(x._data, dev)
+    if data is x._data:
+        return x
+    return make(data, (x,), to_device_backward, here)
 
 
 @register("to", methods=("to",))
@@ -18,11 +45,14 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
 
     Forms: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
     ``to(other_tensor)`` (its device and dtype), each with ``non_blocking``
-    (ignored: nothing is asynchronous) and ``copy`` (a new tensor even when
+    (accepted; copies are synchronous) and ``copy`` (a new tensor even when
     nothing changes).  Without a change and without ``copy`` it returns ``x``.
+    A move between devices is differentiable.
     """
-    _, dtype, _, copy = parse_to("to", args, kwargs)
-    out = x if dtype is None else forward_of("astype")(x, dtype)
+    dev, dtype, _, copy = parse_to("to", args, kwargs)
+    out = x if dev is None else move(x, dev)
+    if dtype is not None:
+        out = forward_of("astype")(out, dtype)
     if copy and out is x:
         out = forward_of("clone")(x)
     return out
@@ -30,31 +60,68 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
 
 @register("cpu", methods=("cpu",))
 def cpu(x: Tensor, memory_format=None) -> Tensor:
-    """``x`` itself: every tensor is on the CPU."""
-    return x
+    """``x`` on the CPU (``x`` itself if it is there)."""
+    return move(x, CPU)
 
 
 @register("cuda", methods=("cuda",))
 def cuda(x: Tensor, device=None, non_blocking: bool = False, memory_format=None) -> Tensor:  # noqa: A002
-    """Always a ``RuntimeError``: there is no CUDA device."""
+    """``x`` on CUDA device ``device`` (the first one by default).
+
+    Raises a one-line ``RuntimeError`` when CuPy or a GPU is missing.
+    """
     if device is None or (isinstance(device, int) and not isinstance(device, bool)):
         device = Device("cuda", device)
-    raise unavailable(Device(device), "cuda")
+    dev = as_device(device, "cuda")
+    if dev.type != "cuda":
+        raise RuntimeError(f"cuda: expected a CUDA device, got {str(dev)!r}")
+    return move(x, check_device(dev, "cuda"))
 
 
 @register("device", properties=("device",))
 def device_of(x: Tensor) -> Device:
-    """The device the tensor is on: ``device(type='cpu')``."""
-    return CPU
+    """The device the tensor's array is on: ``device(type='cpu')`` or ``device(type='cuda', index=0)``."""
+    return _device_of_array(x._data)
 
 
 @register("is_cuda", properties=("is_cuda",))
 def is_cuda(x: Tensor) -> bool:
-    """False: no tensor is on a CUDA device."""
-    return False
+    """True when the tensor is on a CUDA device."""
+    return _device_of_array(x._data).type == "cuda"
 
 
 @register("is_cpu", properties=("is_cpu",))
 def is_cpu(x: Tensor) -> bool:
-    """True: every tensor is on the CPU."""
-    return True
+    """True when the tensor is on the CPU."""
+    return _device_of_array(x._data).type == "cpu"
+
+
+@register("get_device", methods=("get_device",))
+def get_device(x: Tensor) -> int:
+    """The CUDA device index, or -1 on the CPU (as ``torch.Tensor.get_device``)."""
+    dev = _device_of_array(x._data)
+    return -1 if dev.type == "cpu" else (dev.index or 0)
+
+
+#: DLPack's device type numbers (``__dlpack_device__()[0]``)
+_DLPACK_CPU, _DLPACK_CUDA, _DLPACK_CUDA_HOST = 1, 2, 3
+
+
+def from_dlpack(ext) -> Tensor:
+    """A tensor sharing the memory of ``ext`` (a torch/CuPy/JAX array, a NumPy array, or a DLPack capsule holder).
+
+    Zero copy: writes through either side are seen by the other.  CPU memory
+    becomes a NumPy-backed tensor, CUDA memory a CuPy-backed one (CuPy is
+    imported then).
+    """
+    if isinstance(ext, Tensor):
+        return Tensor(ext._data)
+    if not hasattr(ext, "__dlpack_device__"):
+        raise TypeError(f"from_dlpack: expected an object with __dlpack__ and __dlpack_device__, got "
+                        f"{type(ext).__name__}")
+    kind, index = ext.__dlpack_device__()
+    if kind in (_DLPACK_CPU, _DLPACK_CUDA_HOST):
+        return Tensor(np.from_dlpack(ext))
+    if kind == _DLPACK_CUDA:
+        return Tensor(backend_for(Device("cuda", int(index))).from_dlpack(ext))
+    raise RuntimeError(f"from_dlpack: DLPack device type {kind} is not supported (only the CPU and CUDA)")

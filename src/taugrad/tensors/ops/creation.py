@@ -1,7 +1,10 @@
 """Making tensors: ``tensor``, ``zeros``, ``ones``, ``full``, ``arange``, ``eye``,
 ``randn``, ``rand``... (PyTorch names and defaults: float32 unless told).
 
-Sizes are given as ``zeros(2, 3)`` or ``zeros((2, 3))``.
+Sizes are given as ``zeros(2, 3)`` or ``zeros((2, 3))``.  ``device=`` puts
+the result on a device: constant fills are made there by its array module;
+values computed on the host (ranges, random draws, which come from the host
+generators so a seeded run draws the same numbers on every device) are moved.
 """
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import operator
 import numpy as np
 
 from taugrad.tensors import sampling
+from taugrad.tensors.backend import CPU, backend_for, device_of, to_device
 from taugrad.tensors.device import check_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.dtypes import DEFAULT_FLOAT
@@ -46,15 +50,26 @@ def _dtype(dtype, default=None):
     return DEFAULT_FLOAT[0] if default is None else np.dtype(default)
 
 
-def _result(data, requires_grad: bool) -> Tensor:
+def _result(data, requires_grad: bool, dev=CPU) -> Tensor:
+    """A leaf holding ``data`` (a host array) moved to ``dev``."""
+    if dev is not CPU and dev.type != "cpu":
+        data = to_device(data, dev)
     return Tensor(data, requires_grad=requires_grad)
+
+
+def _module(dev):
+    """The array module that makes arrays on ``dev`` (NumPy for the CPU)."""
+    return np if dev is CPU else backend_for(dev)
 
 
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a *copy* of ``data`` (floats -> float32, as ``torch.tensor``)."""
-    check_device(device, "tensor")
     array = to_array(data, dtype)
-    if isinstance(data, (np.ndarray, Tensor)) and (array is data or array is getattr(data, "_data", None)):
+    shared = array is data or array is getattr(data, "_data", None)
+    if device is not None:
+        moved = to_device(array, check_device(device, "tensor"))
+        shared, array = shared and moved is array, moved
+    if shared:
         array = array.copy()
     return Tensor(array, requires_grad=requires_grad)
 
@@ -68,29 +83,29 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of zeros."""
-    check_device(device, "zeros")
-    return _result(np.zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
+    dev = check_device(device, "zeros")
+    return _result(_module(dev).zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of ones."""
-    check_device(device, "ones")
-    return _result(np.ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
+    dev = check_device(device, "ones")
+    return _result(_module(dev).ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor with unspecified contents."""
-    check_device(device, "empty")
-    return _result(np.empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
+    dev = check_device(device, "empty")
+    return _result(_module(dev).empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor filled with ``fill_value`` (dtype inferred from it as ``torch.full``)."""
-    check_device(device, "full")
+    dev = check_device(device, "full")
     if dtype is None:
         dtype = to_array(fill_value).dtype
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "full")
-    return _result(np.full(size, fill_value, dtype=_dtype_of(dtype)), requires_grad)
+    return _result(_module(dev).full(size, fill_value, dtype=_dtype_of(dtype)), requires_grad)
 
 
 def _like(t, dtype):
@@ -98,29 +113,36 @@ def _like(t, dtype):
     return data.shape, (data.dtype if dtype is None else _dtype_of(dtype))
 
 
+def _like_device(t, device, op: str):
+    """``device=`` if given, else ``t``'s device (as torch's ``*_like``)."""
+    if device is not None:
+        return check_device(device, op)
+    return device_of(t._data) if isinstance(t, Tensor) else CPU
+
+
 def zeros_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    check_device(device, "zeros_like")
+    dev = _like_device(t, device, "zeros_like")
     shape, dtype = _like(t, dtype)
-    return _result(np.zeros(shape, dtype=dtype), requires_grad)
+    return _result(_module(dev).zeros(shape, dtype=dtype), requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    check_device(device, "ones_like")
+    dev = _like_device(t, device, "ones_like")
     shape, dtype = _like(t, dtype)
-    return _result(np.ones(shape, dtype=dtype), requires_grad)
+    return _result(_module(dev).ones(shape, dtype=dtype), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    check_device(device, "full_like")
+    dev = _like_device(t, device, "full_like")
     shape, dtype = _like(t, dtype)
-    return _result(np.full(shape, fill_value, dtype=dtype), requires_grad)
+    return _result(_module(dev).full(shape, fill_value, dtype=dtype), requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``t``'s shape and dtype with unspecified contents."""
-    check_device(device, "empty_like")
+    dev = _like_device(t, device, "empty_like")
     shape, dtype = _like(t, dtype)
-    return _result(np.empty(shape, dtype=dtype), requires_grad)
+    return _result(_module(dev).empty(shape, dtype=dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -130,10 +152,12 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     wrapped without a copy (writes through either are seen by the other);
     anything else, or another dtype, is converted (a copy).
     """
-    check_device(device, "as_tensor")
+    dev = None if device is None else check_device(device, "as_tensor")
     if isinstance(data, Tensor):
-        return data if dtype is None or data._data.dtype == _dtype_of(dtype) else data.to(_dtype_of(dtype))
-    return Tensor(to_array(data, dtype))
+        out = data if dtype is None or data._data.dtype == _dtype_of(dtype) else data.to(_dtype_of(dtype))
+        return out if dev is None else out.to(dev)
+    array = to_array(data, dtype)
+    return Tensor(array if dev is None else to_device(array, dev))
 
 
 def numel(t) -> int:
@@ -146,14 +170,14 @@ def numel(t) -> int:
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale."""
-    check_device(device, "logspace")
+    dev = check_device(device, "logspace")
     exponents = linspace(start, end, steps, dtype=np.float64)._data
-    return _result((float(base) ** exponents).astype(_dtype(dtype)), requires_grad)
+    return _result((float(base) ** exponents).astype(_dtype(dtype)), requires_grad, dev)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``start, start + step, ...`` below ``end`` (ints -> int64, floats -> float32)."""
-    check_device(device, "arange")
+    dev = check_device(device, "arange")
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
@@ -164,12 +188,12 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     if dtype is None:
         is_int = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = np.int64 if is_int else DEFAULT_FLOAT[0]
-    return _result(np.arange(start, end, step).astype(_dtype_of(dtype)), requires_grad)
+    return _result(np.arange(start, end, step).astype(_dtype_of(dtype)), requires_grad, dev)
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    check_device(device, "linspace")
+    dev = check_device(device, "linspace")
     try:  # checked here: NumPy's own errors name no argument
         steps = operator.index(steps)
     except TypeError:
@@ -178,29 +202,30 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: boo
         raise ValueError(f"linspace: steps must be non-negative, got {steps}")
     dtype = _dtype(dtype)
     if dtype.kind != "f":  # integer ranges: NumPy's values, truncated
-        return _result(np.linspace(start, end, steps).astype(dtype), requires_grad)
-    return _result(linspace_array(start, end, steps, dtype), requires_grad)
+        return _result(np.linspace(start, end, steps).astype(dtype), requires_grad, dev)
+    return _result(linspace_array(start, end, steps, dtype), requires_grad, dev)
 
 
 def eye(n: int, m=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Identity matrix (``n x m``)."""
-    check_device(device, "eye")
+    dev = check_device(device, "eye")
     n, m = _size((n, n if m is None else m), "eye")
-    return _result(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
+    return _result(_module(dev).eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples of the standard normal distribution N(0, 1) (float32 unless ``dtype``)."""
-    check_device(device, "randn")
+    dev = check_device(device, "randn")
     shape = _sizes(sizes, size, "randn")
-    return _result(sampling.standard_normal(get_generator(generator), shape, _dtype(dtype), "randn"), requires_grad)
+    data = sampling.standard_normal(get_generator(generator, dev), shape, _dtype(dtype), "randn")
+    return _result(data, requires_grad, dev)
 
 
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples of the uniform distribution on [0, 1) (float32 unless ``dtype``)."""
-    check_device(device, "rand")
+    dev = check_device(device, "rand")
     shape = _sizes(sizes, size, "rand")
-    return _result(sampling.uniform01(get_generator(generator), shape, _dtype(dtype), "rand"), requires_grad)
+    return _result(sampling.uniform01(get_generator(generator, dev), shape, _dtype(dtype), "rand"), requires_grad, dev)
 
 
 def randint(low, high=None, size=(), generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -209,7 +234,7 @@ def randint(low, high=None, size=(), generator=None, dtype=None, device=None, re
     As ``torch.randint``: ``randint(high, size)``, ``randint(low, high, size)``,
     or the sizes by keyword.
     """
-    check_device(device, "randint")
+    dev = check_device(device, "randint")
     if isinstance(high, (tuple, list)):  # randint(high, size): PyTorch's two-argument form
         low, high, size = 0, low, high
     if high is None:
@@ -217,38 +242,39 @@ def randint(low, high=None, size=(), generator=None, dtype=None, device=None, re
     if not low < high:
         raise ValueError(f"randint: low ({low}) must be below high ({high})")
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "randint")
-    data = sampling.integers(get_generator(generator), low, high, size, _dtype(dtype, np.int64), "randint")
-    return _result(data, requires_grad)
+    data = sampling.integers(get_generator(generator, dev), low, high, size, _dtype(dtype, np.int64), "randint")
+    return _result(data, requires_grad, dev)
 
 
 def randperm(n: int, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1`` (int64 unless ``dtype``)."""
-    check_device(device, "randperm")
+    dev = check_device(device, "randperm")
     (n,) = _size((n,), "randperm")
-    data = get_generator(generator).permutation(n).astype(_dtype(dtype, np.int64))
-    return _result(data, requires_grad)
+    data = get_generator(generator, dev).permutation(n).astype(_dtype(dtype, np.int64))
+    return _result(data, requires_grad, dev)
 
 
 def rand_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``rand`` with ``t``'s shape and (unless ``dtype``) dtype."""
-    check_device(device, "rand_like")
+    dev = _like_device(t, device, "rand_like")
     shape, dtype = _like(t, dtype)
-    return _result(sampling.uniform01(get_generator(generator), shape, dtype, "rand_like"), requires_grad)
+    return _result(sampling.uniform01(get_generator(generator, dev), shape, dtype, "rand_like"), requires_grad, dev)
 
 
 def randn_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``randn`` with ``t``'s shape and (unless ``dtype``) dtype."""
-    check_device(device, "randn_like")
+    dev = _like_device(t, device, "randn_like")
     shape, dtype = _like(t, dtype)
-    return _result(sampling.standard_normal(get_generator(generator), shape, dtype, "randn_like"), requires_grad)
+    data = sampling.standard_normal(get_generator(generator, dev), shape, dtype, "randn_like")
+    return _result(data, requires_grad, dev)
 
 
 def randint_like(t, low, high=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``randint`` with ``t``'s shape and (unless ``dtype``) dtype: ``randint_like(t, high)`` or
     ``randint_like(t, low, high)``."""
-    check_device(device, "randint_like")
+    dev = _like_device(t, device, "randint_like")
     if high is None:
         low, high = 0, low
     shape, dtype = _like(t, dtype)
-    data = sampling.integers(get_generator(generator), low, high, shape, dtype, "randint_like")
-    return _result(data, requires_grad)
+    data = sampling.integers(get_generator(generator, dev), low, high, shape, dtype, "randint_like")
+    return _result(data, requires_grad, dev)

@@ -26,7 +26,8 @@ import string
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, array_module, constant, make
+from taugrad.tensors.backend import device_of, is_array, to_device
+from taugrad.tensors.node import array_module, check_same_device, constant, make, Tensor
 from taugrad.tensors.rule import register, rule
 
 _LETTERS = string.ascii_letters
@@ -116,8 +117,13 @@ def _squeezed(x, term: str, sizes: dict):
     return x if x.shape == shape else x.reshape(shape)
 
 
-def _wrap(x) -> Tensor:
-    return x if isinstance(x, Tensor) else constant(np.asarray(x))
+def _wrap(x, like) -> Tensor:
+    """An operand as a Tensor: arrays and lists as constants, on the device of the Tensor operands (``like``)."""
+    if isinstance(x, Tensor):
+        return x
+    if not is_array(x):
+        x = np.asarray(x)  # a list or number from the caller, read on the host
+    return constant(x if like is None else to_device(x, device_of(like)))
 
 
 @rule("einsum", reads=lambda node: tuple(range(len(node._prev))))
@@ -171,7 +177,8 @@ def einsum(equation: str, *operands) -> Tensor:
         operands = tuple(operands[0])
     if not operands:
         raise ValueError("einsum: needs at least one operand")
-    tensors = tuple(_wrap(x) for x in operands)
+    like = next((x._data for x in operands if isinstance(x, Tensor)), None)
+    tensors = tuple(_wrap(x, like) for x in operands)
     shapes = [t.shape for t in tensors]
     eq = _parse(equation, shapes)
     sizes = _sizes(eq, shapes, equation)
@@ -185,4 +192,7 @@ def einsum(equation: str, *operands) -> Tensor:
         data = _einsum_arrays(text, arrays)
     except ValueError as error:
         raise ValueError(f"einsum: {equation!r} with shapes {[tuple(s) for s in shapes]}: {error}") from None
+    except TypeError:  # arrays of two devices
+        check_same_device("einsum", *tensors)
+        raise
     return make(data, tensors, einsum_backward, (tuple(terms), eq.output, sizes))

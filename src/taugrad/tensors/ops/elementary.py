@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, make, operand
+from taugrad.tensors.node import Tensor, array_module, make, operand
 from taugrad.tensors.rule import NEW, forward_of, register, rule
 
 _LN10 = math.log(10.0)
@@ -22,30 +20,34 @@ _LN2 = math.log(2.0)
 
 
 def _unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None) -> Tensor:
+    """``ufunc`` (the name of a ufunc of the array's module, or a function of the array) of ``a``."""
     if not isinstance(a, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__}")
+    ad = a._data
+    if type(ufunc) is str:
+        ufunc = getattr(array_module(ad), ufunc)
     try:
         with quiet():
-            data = ufunc(a._data)
+            data = ufunc(ad)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
     return make(data, (a,), rule_fn, ctx)
 
 
 def _sqrt(x):
-    return x.sqrt() if isinstance(x, Tensor) else np.sqrt(x)
+    return x.sqrt() if isinstance(x, Tensor) else array_module(x).sqrt(x)
 
 
 def _cos(x):
-    return x.cos() if isinstance(x, Tensor) else np.cos(x)
+    return x.cos() if isinstance(x, Tensor) else array_module(x).cos(x)
 
 
 def _cosh(x):
-    return x.cosh() if isinstance(x, Tensor) else np.cosh(x)
+    return x.cosh() if isinstance(x, Tensor) else array_module(x).cosh(x)
 
 
 def _sinh(x):
-    return x.sinh() if isinstance(x, Tensor) else np.sinh(x)
+    return x.sinh() if isinstance(x, Tensor) else array_module(x).sinh(x)
 
 
 # ---------------------------------------------------------------------------
@@ -62,7 +64,7 @@ def log10_backward(g, out, ins, node):
 @register("log10", methods=("log10",))
 def log10(a: Tensor) -> Tensor:
     """Base-10 logarithm."""
-    return _unary("log10", np.log10, a, log10_backward)
+    return _unary("log10", "log10", a, log10_backward)
 
 
 @rule("log2", reads=(0,), gives=NEW)
@@ -74,7 +76,7 @@ def log2_backward(g, out, ins, node):
 @register("log2", methods=("log2",))
 def log2(a: Tensor) -> Tensor:
     """Base-2 logarithm."""
-    return _unary("log2", np.log2, a, log2_backward)
+    return _unary("log2", "log2", a, log2_backward)
 
 
 @rule("expm1", reads=("out",), gives=NEW)
@@ -86,7 +88,7 @@ def expm1_backward(g, out, ins, node):
 @register("expm1", methods=("expm1",))
 def expm1(a: Tensor) -> Tensor:
     """``exp(a) - 1``, accurate for small ``a``."""
-    return _unary("expm1", np.expm1, a, expm1_backward)
+    return _unary("expm1", "expm1", a, expm1_backward)
 
 
 @rule("exp2", reads=("out",), gives=NEW)
@@ -98,7 +100,7 @@ def exp2_backward(g, out, ins, node):
 @register("exp2", methods=("exp2",))
 def exp2(a: Tensor) -> Tensor:
     """``2 ** a``."""
-    return _unary("exp2", np.exp2, a, exp2_backward)
+    return _unary("exp2", "exp2", a, exp2_backward)
 
 
 # ---------------------------------------------------------------------------
@@ -113,7 +115,7 @@ def rsqrt_backward(g, out, ins, node):
 
 
 def _rsqrt_array(x):
-    return 1 / np.sqrt(x)
+    return 1 / array_module(x).sqrt(x)
 
 
 @register("rsqrt", methods=("rsqrt",))
@@ -131,7 +133,7 @@ def square_backward(g, out, ins, node):
 @register("square", methods=("square",))
 def square(a: Tensor) -> Tensor:
     """``a * a``."""
-    return _unary("square", np.square, a, square_backward)
+    return _unary("square", "square", a, square_backward)
 
 
 # ---------------------------------------------------------------------------
@@ -148,7 +150,7 @@ def tan_backward(g, out, ins, node):
 @register("tan", methods=("tan",))
 def tan(a: Tensor) -> Tensor:
     """Tangent."""
-    return _unary("tan", np.tan, a, tan_backward)
+    return _unary("tan", "tan", a, tan_backward)
 
 
 @rule("asin", reads=(0,), gives=NEW)
@@ -161,7 +163,7 @@ def asin_backward(g, out, ins, node):
 @register("asin", methods=("asin", "arcsin"))
 def asin(a: Tensor) -> Tensor:
     """Inverse sine (nan outside [-1, 1])."""
-    return _unary("asin", np.arcsin, a, asin_backward)
+    return _unary("asin", "arcsin", a, asin_backward)
 
 
 @rule("acos", reads=(0,), gives=NEW)
@@ -174,7 +176,7 @@ def acos_backward(g, out, ins, node):
 @register("acos", methods=("acos", "arccos"))
 def acos(a: Tensor) -> Tensor:
     """Inverse cosine (nan outside [-1, 1])."""
-    return _unary("acos", np.arccos, a, acos_backward)
+    return _unary("acos", "arccos", a, acos_backward)
 
 
 @rule("atan", reads=(0,), gives=NEW)
@@ -187,7 +189,7 @@ def atan_backward(g, out, ins, node):
 @register("atan", methods=("atan", "arctan"))
 def atan(a: Tensor) -> Tensor:
     """Inverse tangent."""
-    return _unary("atan", np.arctan, a, atan_backward)
+    return _unary("atan", "arctan", a, atan_backward)
 
 
 @rule("sinh", reads=(0,), gives=NEW)
@@ -199,7 +201,7 @@ def sinh_backward(g, out, ins, node):
 @register("sinh", methods=("sinh",))
 def sinh(a: Tensor) -> Tensor:
     """Hyperbolic sine."""
-    return _unary("sinh", np.sinh, a, sinh_backward)
+    return _unary("sinh", "sinh", a, sinh_backward)
 
 
 @rule("cosh", reads=(0,), gives=NEW)
@@ -211,7 +213,7 @@ def cosh_backward(g, out, ins, node):
 @register("cosh", methods=("cosh",))
 def cosh(a: Tensor) -> Tensor:
     """Hyperbolic cosine."""
-    return _unary("cosh", np.cosh, a, cosh_backward)
+    return _unary("cosh", "cosh", a, cosh_backward)
 
 
 @rule("atan2", reads=(0, 1), gives=NEW)
@@ -232,7 +234,7 @@ def atan2(a: Tensor, b) -> Tensor:
     b = operand(b, a)
     try:
         with quiet():
-            data = np.arctan2(a._data, b._data)
+            data = array_module(a._data).arctan2(a._data, b._data)
     except ValueError:
         raise ValueError(f"atan2: shapes {a.shape} and {b.shape} cannot broadcast") from None
     except TypeError:

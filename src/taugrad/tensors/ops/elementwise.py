@@ -19,8 +19,9 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import broadcast_error
 from taugrad.tensors.dtypes import as_dtype, float_input, promote, promote_number
 from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import ComplexGradError, array_module, constant, make, operand
-from taugrad.tensors.node import Tensor, _dtype_of, to_array
+from taugrad.tensors.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
+from taugrad.tensors.node import operand
+from taugrad.tensors.node import Tensor, _dtype_of
 from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
 
 _SQRT_2 = math.sqrt(2.0)
@@ -34,6 +35,9 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
     """One clear line for a failed binary op: shapes that cannot broadcast, or dtypes NumPy refuses."""
     if isinstance(error, ComplexGradError):  # already one clear line
         return error
+    mixed = device_mismatch(op, a, b)
+    if mixed is not None:
+        return mixed
     if isinstance(error, ValueError) and isinstance(b, Tensor):
         try:
             np.broadcast_shapes(a.shape, b.shape)
@@ -44,30 +48,38 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
     return TypeError(f"{op}: not supported for {a.dtype} and {b_dtype} operands ({reason})")
 
 
-def _binary_data(op: str, fn, a: Tensor, b: Tensor):
+def _binary_data(op: str, name: str, a: Tensor, b: Tensor):
+    """The ufunc ``name`` of the array module (``xp.maximum``...) on the operands, promoted as torch."""
     ad, bd = a._data, b._data
     if ad.dtype is not bd.dtype:
         ad, bd = promote(ad, bd)
     try:
         with quiet():
-            return fn(ad, bd)
+            return getattr(array_module(ad), name)(ad, bd)
     except (ValueError, TypeError, OverflowError) as error:
         raise binary_error(op, a, b, error) from None
 
 
-def _unary_data(op: str, fn, a: Tensor):
+def _unary_data(op: str, name: str, a: Tensor):
+    ad = a._data
     try:
         with quiet():
-            return fn(a._data)
+            return getattr(array_module(ad), name)(ad)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
 
 def _float_data(op: str, fn, a: Tensor):
-    """``fn`` of ``a``'s values, integer or bool ones converted to the default float dtype first (as torch)."""
+    """``fn`` of ``a``'s values, integer or bool ones converted to the default float dtype first (as torch).
+
+    ``fn``: the name of a ufunc of the array's module (``"exp"``), or a function of the array.
+    """
+    ad = float_input(a._data)
+    if type(fn) is str:
+        fn = getattr(array_module(ad), fn)
     try:
         with quiet():
-            return fn(float_input(a._data))
+            return fn(ad)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
@@ -310,7 +322,7 @@ def rpow_scalar_backward(g, out, ins, node):
 def pow(a: Tensor, b) -> Tensor:
     """``a ** b`` with broadcasting."""
     if isinstance(b, Tensor):
-        return make(_binary_data("pow", np.power, a, b), (a, b), pow_backward)
+        return make(_binary_data("pow", "power", a, b), (a, b), pow_backward)
     if type(b) is float or type(b) is int:
         try:
             with quiet():
@@ -352,7 +364,7 @@ def neg_backward(g, out, ins, node):
 @register("neg", methods=("neg", "__neg__"))
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
-    return make(_unary_data("neg", np.negative, a), (a,), neg_backward)
+    return make(_unary_data("neg", "negative", a), (a,), neg_backward)
 
 
 @rule("exp", reads=("out",), gives=NEW)
@@ -364,7 +376,7 @@ def exp_backward(g, out, ins, node):
 @register("exp", methods=("exp",))
 def exp(a: Tensor) -> Tensor:
     """``e ** a``."""
-    return make(_float_data("exp", np.exp, a), (a,), exp_backward)
+    return make(_float_data("exp", "exp", a), (a,), exp_backward)
 
 
 @rule("log", reads=(0,), gives=NEW)
@@ -376,7 +388,7 @@ def log_backward(g, out, ins, node):
 @register("log", methods=("log",))
 def log(a: Tensor) -> Tensor:
     """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
-    return make(_float_data("log", np.log, a), (a,), log_backward)
+    return make(_float_data("log", "log", a), (a,), log_backward)
 
 
 @rule("log1p", reads=(0,), gives=NEW)
@@ -388,7 +400,7 @@ def log1p_backward(g, out, ins, node):
 @register("log1p", methods=("log1p",))
 def log1p(a: Tensor) -> Tensor:
     """``log(1 + a)``, accurate for small ``a``."""
-    return make(_float_data("log1p", np.log1p, a), (a,), log1p_backward)
+    return make(_float_data("log1p", "log1p", a), (a,), log1p_backward)
 
 
 @rule("sqrt", reads=("out",), gives=NEW)
@@ -400,31 +412,31 @@ def sqrt_backward(g, out, ins, node):
 @register("sqrt", methods=("sqrt",))
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
-    return make(_float_data("sqrt", np.sqrt, a), (a,), sqrt_backward)
+    return make(_float_data("sqrt", "sqrt", a), (a,), sqrt_backward)
 
 
 @rule("sin", reads=(0,), gives=NEW)
 def sin_backward(g, out, ins, node):
     """z = sin(a):  dz/da = cos(a)."""
     a = ins[0]
-    return (g * (a.cos() if isinstance(a, Tensor) else np.cos(a)),)
+    return (g * (a.cos() if isinstance(a, Tensor) else array_module(a).cos(a)),)
 
 
 @register("sin", methods=("sin",))
 def sin(a: Tensor) -> Tensor:
-    return make(_float_data("sin", np.sin, a), (a,), sin_backward)
+    return make(_float_data("sin", "sin", a), (a,), sin_backward)
 
 
 @rule("cos", reads=(0,), gives=NEW)
 def cos_backward(g, out, ins, node):
     """z = cos(a):  dz/da = -sin(a)."""
     a = ins[0]
-    return (-g * (a.sin() if isinstance(a, Tensor) else np.sin(a)),)
+    return (-g * (a.sin() if isinstance(a, Tensor) else array_module(a).sin(a)),)
 
 
 @register("cos", methods=("cos",))
 def cos(a: Tensor) -> Tensor:
-    return make(_float_data("cos", np.cos, a), (a,), cos_backward)
+    return make(_float_data("cos", "cos", a), (a,), cos_backward)
 
 
 @rule("abs", reads=(0,), gives=NEW)
@@ -436,13 +448,13 @@ def abs_backward(g, out, ins, node):
 @register("abs", methods=("abs", "__abs__"))
 def abs(a: Tensor) -> Tensor:
     """``|a|``."""
-    return make(_unary_data("abs", np.abs, a), (a,), abs_backward)
+    return make(_unary_data("abs", "abs", a), (a,), abs_backward)
 
 
 @register("sign", methods=("sign",))
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
-    return constant(_unary_data("sign", np.sign, a))
+    return constant(_unary_data("sign", "sign", a))
 
 
 @rule("tanh", reads=("out",), gives=NEW)
@@ -454,7 +466,7 @@ def tanh_backward(g, out, ins, node):
 @register("tanh", methods=("tanh",))
 def tanh(a: Tensor) -> Tensor:
     """Hyperbolic tangent."""
-    return make(_float_data("tanh", np.tanh, a), (a,), tanh_backward)
+    return make(_float_data("tanh", "tanh", a), (a,), tanh_backward)
 
 
 @rule("sigmoid", reads=("out",), gives=NEW)
@@ -491,7 +503,8 @@ def relu_backward_in_place(g, out, ins, node):
 def relu(a: Tensor) -> Tensor:
     """``max(a, 0)`` elementwise."""
     try:  # no errstate needed: maximum passes nan through without a warning
-        data = np.maximum(a._data, 0)
+        ad = a._data
+        data = array_module(ad).maximum(ad, 0)
     except TypeError:
         raise TypeError(f"relu: not supported for a tensor of dtype {a.dtype}") from None
     return make(data, (a,), relu_backward)
@@ -514,7 +527,7 @@ def gelu_backward(g, out, ins, node):
 
 
 def _tanh_any(x):
-    return x.tanh() if isinstance(x, Tensor) else np.tanh(x)
+    return x.tanh() if isinstance(x, Tensor) else array_module(x).tanh(x)
 
 
 @register("gelu", methods=("gelu",))
@@ -522,7 +535,7 @@ def gelu(a: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit ``a * Phi(a)`` (``approximate='tanh'``: the tanh form)."""
     x = float_input(a._data)
     if approximate == "tanh":
-        data = 0.5 * x * (1.0 + np.tanh(_GELU_K * (x + _GELU_C * x * x * x)))
+        data = 0.5 * x * (1.0 + array_module(x).tanh(_GELU_K * (x + _GELU_C * x * x * x)))
     elif approximate == "none":
         data = 0.5 * x * (1.0 + A.erf_array(x * (1.0 / _SQRT_2)))
     else:
@@ -563,7 +576,7 @@ def maximum(a, b) -> Tensor:
     """Elementwise maximum with broadcasting (NaN propagates)."""
     a = a if isinstance(a, Tensor) else operand(a, b)
     b = operand(b, a)
-    return make(_binary_data("maximum", np.maximum, a, b), (a, b), maximum_backward)
+    return make(_binary_data("maximum", "maximum", a, b), (a, b), maximum_backward)
 
 
 @rule("minimum", reads=(0, 1), gives=NEW)
@@ -581,7 +594,7 @@ def minimum(a, b) -> Tensor:
     """Elementwise minimum with broadcasting (NaN propagates)."""
     a = a if isinstance(a, Tensor) else operand(a, b)
     b = operand(b, a)
-    return make(_binary_data("minimum", np.minimum, a, b), (a, b), minimum_backward)
+    return make(_binary_data("minimum", "minimum", a, b), (a, b), minimum_backward)
 
 
 @rule("clip", reads=(0,), gives=NEW)
@@ -615,13 +628,14 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
     for bound in bounds:  # a float bound makes an integer tensor floating, as torch
         if type(bound) is float:
             ad = promote_number(ad, bound)
+    xp = array_module(ad)
     try:
         if lo is None:
-            data = np.minimum(ad, hi)
+            data = xp.minimum(ad, hi)
         elif hi is None:
-            data = np.maximum(ad, lo)
+            data = xp.maximum(ad, lo)
         else:
-            data = np.minimum(np.maximum(ad, lo), hi)
+            data = xp.minimum(xp.maximum(ad, lo), hi)
     except ValueError:
         raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
     except TypeError:  # e.g. a string bound: NumPy's UFuncTypeError would name no argument
@@ -650,7 +664,7 @@ def where(condition, x, y) -> Tensor:
         x = Tensor(x)
     x = x if isinstance(x, Tensor) else operand(x, y)
     y = operand(y, x)
-    cond = condition if isinstance(condition, Tensor) else constant(np.asarray(condition))
+    cond = condition if isinstance(condition, Tensor) else constant(A.array_like(condition, x._data, np.asarray))
     if cond._data.dtype != np.bool_:
         cond = constant(cond._data.astype(bool))
     xd, yd = x._data, y._data
@@ -662,6 +676,9 @@ def where(condition, x, y) -> Tensor:
         raise ValueError(
             f"where: shapes {cond.shape}, {x.shape} and {y.shape} cannot broadcast"
         ) from None
+    except TypeError:  # arrays of two devices
+        check_same_device("where", cond, x, y)
+        raise
     return make(data, (cond, x, y), where_backward)
 
 
@@ -781,26 +798,23 @@ def positive(a: Tensor) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def _as_data(b):
-    return to_array(b)
-
-
-def _compare(op: str, fn):
+def _compare(op: str, name: str):
     def compare(a: Tensor, b) -> Tensor:
+        ad = a._data
         try:
-            bd = b._data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else _as_data(b))
+            bd = b._data if isinstance(b, Tensor) else (b if type(b) in (float, int, bool) else A.array_like(b, ad))
         except TypeError:
             if op in ("eq", "ne"):  # t == None: let Python compare identities (False), as PyTorch
                 return NotImplemented
             raise TypeError(f"{op}: cannot compare a tensor with {type(b).__name__}") from None
         try:
-            return constant(fn(a._data, bd))
+            return constant(getattr(array_module(ad), name)(ad, bd))
         except ValueError:
             raise ValueError(
-                f"{op}: shapes {a.shape} and {np.shape(bd)} cannot broadcast"
+                f"{op}: shapes {a.shape} and {getattr(bd, 'shape', ())} cannot broadcast"
             ) from None
         except TypeError:  # e.g. & on floats: NumPy's message names a ufunc and a casting rule
-            b_dtype = b.dtype if isinstance(b, Tensor) else np.result_type(bd)
+            b_dtype = b.dtype if isinstance(b, Tensor) else bd.dtype if hasattr(bd, "dtype") else type(bd).__name__
             raise TypeError(f"{op}: not supported for {a.dtype} and {b_dtype} operands") from None
 
     compare.__name__ = op
@@ -808,19 +822,19 @@ def _compare(op: str, fn):
     return compare
 
 
-lt = register("lt", methods=("lt", "__lt__"))(_compare("lt", np.less))
-le = register("le", methods=("le", "__le__"))(_compare("le", np.less_equal))
-gt = register("gt", methods=("gt", "__gt__"))(_compare("gt", np.greater))
-ge = register("ge", methods=("ge", "__ge__"))(_compare("ge", np.greater_equal))
-eq = register("eq", methods=("eq", "__eq__"))(_compare("eq", np.equal))
-ne = register("ne", methods=("ne", "__ne__"))(_compare("ne", np.not_equal))
-logical_and = register("logical_and", methods=("logical_and",))(_compare("logical_and", np.logical_and))
-logical_or = register("logical_or", methods=("logical_or",))(_compare("logical_or", np.logical_or))
-logical_xor = register("logical_xor", methods=("logical_xor",))(_compare("logical_xor", np.logical_xor))
+lt = register("lt", methods=("lt", "__lt__"))(_compare("lt", "less"))
+le = register("le", methods=("le", "__le__"))(_compare("le", "less_equal"))
+gt = register("gt", methods=("gt", "__gt__"))(_compare("gt", "greater"))
+ge = register("ge", methods=("ge", "__ge__"))(_compare("ge", "greater_equal"))
+eq = register("eq", methods=("eq", "__eq__"))(_compare("eq", "equal"))
+ne = register("ne", methods=("ne", "__ne__"))(_compare("ne", "not_equal"))
+logical_and = register("logical_and", methods=("logical_and",))(_compare("logical_and", "logical_and"))
+logical_or = register("logical_or", methods=("logical_or",))(_compare("logical_or", "logical_or"))
+logical_xor = register("logical_xor", methods=("logical_xor",))(_compare("logical_xor", "logical_xor"))
 # ``&``, ``|``, ``^``: logical for bool tensors
-bitwise_and = register("bitwise_and", methods=("__and__", "__rand__"))(_compare("and", np.bitwise_and))
-bitwise_or = register("bitwise_or", methods=("__or__", "__ror__"))(_compare("or", np.bitwise_or))
-bitwise_xor = register("bitwise_xor", methods=("__xor__", "__rxor__"))(_compare("xor", np.bitwise_xor))
+bitwise_and = register("bitwise_and", methods=("__and__", "__rand__"))(_compare("and", "bitwise_and"))
+bitwise_or = register("bitwise_or", methods=("__or__", "__ror__"))(_compare("or", "bitwise_or"))
+bitwise_xor = register("bitwise_xor", methods=("__xor__", "__rxor__"))(_compare("xor", "bitwise_xor"))
 
 
 @register("logical_not", methods=("logical_not", "__invert__"))
@@ -829,5 +843,5 @@ def logical_not(a: Tensor) -> Tensor:
     if a._data.dtype != np.bool_:
         if a._data.dtype.kind not in "iu":
             raise TypeError(f"~ (bitwise not): needs a bool or integer tensor, got dtype {a.dtype}")
-        return constant(np.invert(a._data))
-    return constant(np.logical_not(a._data))
+        return constant(array_module(a._data).invert(a._data))
+    return constant(array_module(a._data).logical_not(a._data))

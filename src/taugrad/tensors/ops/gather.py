@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from taugrad.tensors import backend
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.node import Tensor, bump_version, make, operand
+from taugrad.tensors.node import Tensor, array_module, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
 from taugrad.tensors.rule import forward_of, register, rule
@@ -29,14 +30,15 @@ def _pick(g, key):
     return forward_of("index_numpy")(g, key) if isinstance(g, Tensor) else g[key]
 
 
-def _index_array(index, op: str) -> np.ndarray:
-    data = index._data if isinstance(index, Tensor) else np.asarray(index)
+def _index_array(index, op: str, like):
+    """``index`` (a Tensor, an array, a list) as an array on the device of ``like``, the indexed array."""
+    data = A.array_like(index, like, np.asarray)
     if data.dtype.kind not in "iu":
         raise TypeError(f"{op}: index must be an integer tensor, got dtype {data.dtype}")
     return data
 
 
-def _along_key(index: np.ndarray, dim: int, shape: tuple, op: str) -> tuple:
+def _along_key(index, dim: int, shape: tuple, op: str) -> tuple:
     """The NumPy key of ``gather``/``scatter``: index's positions with ``dim`` replaced by index's values."""
     if index.ndim != len(shape):
         raise ValueError(f"{op}: index has {index.ndim} dims but the tensor has {len(shape)} (they must match)")
@@ -45,10 +47,11 @@ def _along_key(index: np.ndarray, dim: int, shape: tuple, op: str) -> tuple:
             raise ValueError(f"{op}: index has size {n} in dim {d} but the tensor only {m} (shape {shape})")
     if index.size and (index.min() < -shape[dim] or index.max() >= shape[dim]):
         raise IndexError(f"{op}: index out of range for dim {dim} of size {shape[dim]}")
-    key = list(np.ix_(*[np.arange(n) for n in index.shape])) if index.ndim else []
-    if index.ndim:
-        key[dim] = index
-    return tuple(key)
+    # every other dim indexes itself: an arange shaped to broadcast along its own dim (NumPy's ix_)
+    xp = array_module(index)
+    ndim = index.ndim
+    return tuple(index if d == dim else xp.arange(n).reshape(tuple(n if i == d else 1 for i in range(ndim)))
+                 for d, n in enumerate(index.shape))
 
 
 def _padded(g_at_key, shape: tuple):
@@ -79,7 +82,7 @@ def _read(x: Tensor, key, op: str) -> Tensor:
 def gather(x: Tensor, dim: int, index) -> Tensor:
     """``out[p] = x[p with its dim coordinate replaced by index[p]]``; out has index's shape."""
     dim = normalize_dim(dim, x._data.ndim, "gather")
-    return _read(x, _along_key(_index_array(index, "gather"), dim, x._data.shape, "gather"), "gather")
+    return _read(x, _along_key(_index_array(index, "gather", x._data), dim, x._data.shape, "gather"), "gather")
 
 
 @register("take_along_dim", methods=("take_along_dim",))
@@ -88,7 +91,7 @@ def take_along_dim(x: Tensor, indices, dim=None) -> Tensor:
 
     ``dim=None``: both are flattened first.
     """
-    idx = _index_array(indices, "take_along_dim")
+    idx = _index_array(indices, "take_along_dim", x._data)
     if dim is None:
         flat = forward_of("reshape")(x, (-1,))
         return _read(flat, (idx.reshape(-1),), "take_along_dim")
@@ -101,7 +104,7 @@ def take_along_dim(x: Tensor, indices, dim=None) -> Tensor:
     x_shape.insert(dim, x.shape[dim])
     i_shape.insert(dim, idx.shape[dim])
     xb = x if tuple(x_shape) == x.shape else forward_of("expand")(x, tuple(x_shape))
-    return _read(xb, _along_key(np.broadcast_to(idx, i_shape), dim, tuple(x_shape), "take_along_dim"),
+    return _read(xb, _along_key(array_module(idx).broadcast_to(idx, i_shape), dim, tuple(x_shape), "take_along_dim"),
                  "take_along_dim")
 
 
@@ -109,7 +112,7 @@ def take_along_dim(x: Tensor, indices, dim=None) -> Tensor:
 def index_select(x: Tensor, dim: int, index) -> Tensor:
     """The slices of ``x`` along ``dim`` at the positions of the 1-D ``index``, in its order."""
     dim = normalize_dim(dim, x._data.ndim, "index_select")
-    idx = _index_array(index, "index_select")
+    idx = _index_array(index, "index_select", x._data)
     if idx.ndim > 1:
         raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
     n = x._data.shape[dim] if x._data.ndim else 1
@@ -121,7 +124,7 @@ def index_select(x: Tensor, dim: int, index) -> Tensor:
 @register("masked_select", methods=("masked_select",))
 def masked_select(x: Tensor, mask) -> Tensor:
     """The elements of ``x`` where ``mask`` is True (both broadcast), as a 1-D tensor."""
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = A.array_like(mask, x._data, np.asarray)
     if m.dtype != np.bool_:
         raise TypeError(f"masked_select: the mask must be a bool tensor, got dtype {m.dtype}")
     try:
@@ -129,7 +132,7 @@ def masked_select(x: Tensor, mask) -> Tensor:
     except ValueError:
         raise ValueError(f"masked_select: mask of shape {m.shape} does not broadcast with shape {x.shape}") from None
     xb = x if shape == x.shape else forward_of("expand")(x, shape)
-    return _read(xb, (np.broadcast_to(m, shape),), "masked_select")
+    return _read(xb, (array_module(m).broadcast_to(m, shape),), "masked_select")
 
 
 # ---------------------------------------------------------------------------
@@ -149,7 +152,7 @@ def scatter_backward(g, out, ins, node):
     gs = None
     if ps._requires_grad:
         gs = _pick(g, key)
-        gs = _padded(gs if isinstance(gs, Tensor) else np.array(gs), ps.shape)
+        gs = _padded(gs if isinstance(gs, Tensor) else gs.copy(), ps.shape)
     return gx, gs
 
 
@@ -162,7 +165,7 @@ def _source(src, like: Tensor, shape: tuple, op: str):
         if src._data.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
             raise ValueError(f"{op}: src of shape {src.shape} is smaller than index of shape {shape}")
         return src, src._data[tuple(slice(0, n) for n in shape)]
-    return None, np.asarray(src, dtype=like.dtype)
+    return None, array_module(like._data).asarray(src, dtype=like._data.dtype)
 
 
 def _write(x: Tensor, dim, index, src, op: str, add: bool, reduce=None):
@@ -170,16 +173,16 @@ def _write(x: Tensor, dim, index, src, op: str, add: bool, reduce=None):
     if reduce is not None:
         raise NotImplementedError(f"{op}: reduce={reduce!r} is not supported; use scatter_add or scatter_reduce")
     dim = normalize_dim(dim, x._data.ndim, op)
-    idx = _index_array(index, op)
+    idx = _index_array(index, op, x._data)
     key = _along_key(idx, dim, x._data.shape, op)
     s, block = _source(src, x, idx.shape, op)
     return dim, key, s, block
 
 
-def _scattered(x: Tensor, key, block, add: bool) -> np.ndarray:
-    data = np.array(x._data, copy=True)
+def _scattered(x: Tensor, key, block, add: bool):
+    data = x._data.copy()
     if add:
-        np.add.at(data, key, block)
+        backend.scatter_add(data, key, block)
     else:
         data[key] = block
     return data
@@ -224,15 +227,15 @@ def scatter_(x: Tensor, dim: int, index, src=None, value=None, reduce=None) -> T
 def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     """A copy of ``x`` with ``alpha * source`` added to the slices along ``dim`` at ``index``."""
     dim = normalize_dim(dim, x._data.ndim, "index_add")
-    idx = _index_array(index, "index_add").reshape(-1)
+    idx = _index_array(index, "index_add", x._data).reshape(-1)
     source = operand(source, x)
     key = (slice(None),) * dim + (idx,)
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add: source has shape {source.shape}, expected {expected}")
     src = source if alpha == 1 else source * alpha
-    data = np.array(x._data, copy=True)
-    np.add.at(data, key, src._data)
+    data = x._data.copy()
+    backend.scatter_add(data, key, src._data)
     return make(data, (x, src), scatter_backward, (key, True))
 
 
@@ -245,16 +248,18 @@ def masked_fill_backward(g, out, ins, node):
 @register("masked_fill", methods=("masked_fill",))
 def masked_fill(x: Tensor, mask, value) -> Tensor:
     """A copy of ``x`` with ``value`` (a number or 0-d tensor) where ``mask`` (broadcast to x) is True."""
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    xd = x._data
+    xp = array_module(xd)
+    m = A.array_like(mask, xd, np.asarray)
     if m.dtype != np.bool_:
         raise TypeError(f"masked_fill: the mask must be a bool tensor, got dtype {m.dtype}")
     try:
-        m = np.broadcast_to(m, x.shape)
+        m = xp.broadcast_to(m, x.shape)
     except ValueError:
         raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to shape {x.shape}") from None
     if isinstance(value, Tensor) and value._data.ndim:
         raise ValueError(f"masked_fill: the value must be a number or a 0-d tensor, got shape {value.shape}")
     v = value._data if isinstance(value, Tensor) else value
-    data = np.where(m, np.asarray(v, dtype=x.dtype), x._data)
+    data = xp.where(m, xp.asarray(v, dtype=xd.dtype), xd)
     parents = (x, value) if isinstance(value, Tensor) else (x,)
     return make(data, parents, masked_fill_backward, m)

@@ -12,11 +12,15 @@ Bins follow PyTorch's rules, which are not NumPy's in every detail:
 """
 from __future__ import annotations
 
+import math
 import operator
 from collections import namedtuple
 
 import numpy as np
 
+from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.backend import is_array
+from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import Tensor, array_module, constant
 from taugrad.tensors.rule import register
 from taugrad.tensors.spacing import linspace_array
@@ -51,7 +55,7 @@ def bincount(x: Tensor, weights=None, minlength: int = 0) -> Tensor:
     (float64 for float64 weights, else float32, as PyTorch).  The result has at
     least ``minlength`` bins.
     """
-    data = x._data if isinstance(x, Tensor) else np.asarray(x)
+    data = x._data if isinstance(x, Tensor) else x if is_array(x) else np.asarray(x)
     if data.ndim != 1 or data.dtype.kind not in "iub":
         raise ValueError(f"bincount: needs a 1-D tensor of non-negative ints, got shape {data.shape} and "
                          f"dtype {data.dtype}")
@@ -66,7 +70,7 @@ def bincount(x: Tensor, weights=None, minlength: int = 0) -> Tensor:
     xp = array_module(data)
     if weights is None:
         return constant(xp.bincount(data, minlength=minlength).astype(np.int64, copy=False))
-    w = weights._data if isinstance(weights, Tensor) else np.asarray(weights)
+    w = A.array_like(weights, data, np.asarray)
     if w.shape != data.shape:
         raise ValueError(f"bincount: weights of shape {w.shape} for an input of shape {data.shape}")
     dtype = np.float64 if w.dtype == np.float64 else np.float32
@@ -84,16 +88,16 @@ def histc(x: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:
     xp = array_module(data)
     dtype = data.dtype.type
     lo, hi = dtype(min), dtype(max)
-    if lo == hi and data.size:
-        lo, hi = data.min(), data.max()
+    if lo == hi and data.size:  # the data's range, read on the host
+        lo, hi = dtype(data.min().item()), dtype(data.max().item())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ValueError(f"histc: range [{lo}, {hi}] is not finite")
     if lo > hi:
         raise ValueError(f"histc: max ({hi}) must be larger than min ({lo})")
     inside = data[(data >= lo) & (data <= hi)]
-    with np.errstate(invalid="ignore", over="ignore"):
+    with quiet():
         position = ((inside - lo) * dtype(bins) / (hi - lo)).astype(np.int64)
     position = xp.minimum(position, bins - 1)  # v == max: the last bin
     return constant(xp.bincount(position, minlength=bins).astype(data.dtype))
@@ -111,26 +115,26 @@ def histogram(x: Tensor, bins=100, *, range=None, weight=None, density: bool = F
     data = _floating(x, "histogram")
     xp = array_module(data)
     dtype = data.dtype.type
-    if isinstance(bins, Tensor) or isinstance(bins, (list, tuple, np.ndarray)):
-        edges = np.asarray(bins._data if isinstance(bins, Tensor) else bins, dtype=data.dtype)
-        if edges.ndim != 1 or edges.size < 2 or (np.diff(edges) < 0).any():
+    if isinstance(bins, (Tensor, list, tuple)) or is_array(bins):
+        edges = A.array_like(bins, data, np.asarray).astype(data.dtype, copy=False)
+        if edges.ndim != 1 or edges.size < 2 or (xp.diff(edges) < 0).any():
             raise ValueError(f"histogram: bin edges must be a 1-D increasing sequence of at least 2, got {edges}")
     else:
         n = _positive_int(bins, "bins", "histogram")
         if range is not None:
             lo, hi = dtype(range[0]), dtype(range[1])
-        elif data.size:
-            lo, hi = data.min(), data.max()
+        elif data.size:  # the data's range, read on the host
+            lo, hi = dtype(data.min().item()), dtype(data.max().item())
         else:
             lo, hi = dtype(0), dtype(0)
         if lo == hi:
             lo, hi = lo - dtype(0.5), hi + dtype(0.5)
-        if not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
             raise ValueError(f"histogram: range [{lo}, {hi}] must be finite with min <= max")
-        edges = linspace_array(lo, hi, n + 1, data.dtype)
+        edges = linspace_array(lo, hi, n + 1, data.dtype, xp)
     w = None
     if weight is not None:
-        w = (weight._data if isinstance(weight, Tensor) else np.asarray(weight)).reshape(-1)
+        w = A.array_like(weight, data, np.asarray).reshape(-1)
         if w.size != data.size:
             raise ValueError(f"histogram: weight has {w.size} elements, the input {data.size}")
     inside = (data >= edges[0]) & (data <= edges[-1])
@@ -139,6 +143,6 @@ def histogram(x: Tensor, bins=100, *, range=None, weight=None, density: bool = F
     hist = xp.bincount(position, weights=None if w is None else w[inside], minlength=edges.size - 1)
     hist = hist.astype(data.dtype)
     if density:
-        with np.errstate(invalid="ignore", divide="ignore"):
+        with quiet():
             hist = hist / hist.sum() / xp.diff(edges)  # PyTorch's order of the two divisions
     return HistogramResult(constant(hist), constant(edges))

@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, bump_version, make, make_view
+from taugrad.tensors.backend import device_of, is_array, to_device
+from taugrad.tensors.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
 from taugrad.tensors.rule import forward_of, register, rule
@@ -42,7 +43,7 @@ _SEQUENCE_PARTS = (list, tuple, range, slice, type(None), type(Ellipsis), Tensor
 
 
 def _array_of(k) -> np.ndarray:
-    """An index given as a list (nested, maybe of Tensors) or a range, as an array."""
+    """An index given as a list (nested, maybe of Tensors) or a range, as an array (on the host)."""
     if isinstance(k, range):
         return np.arange(k.start, k.stop, k.step, dtype=np.int64)
     if isinstance(k, list) and not k:
@@ -53,15 +54,18 @@ def _array_of(k) -> np.ndarray:
         raise IndexError("index: a nested list used as an index is ragged (rows of different lengths)") from None
 
 
-def _index_part(k):
-    """One element of a key as NumPy wants it, and whether it can repeat elements."""
+def _index_part(k, like):
+    """One element of a key as NumPy wants it (arrays on the device of ``like``, the indexed array),
+    and whether it can repeat elements."""
     if isinstance(k, Tensor):
         k = k._data
         if k.ndim == 0 and k.dtype.kind in "iu":  # a 0-d integer tensor is an int (PyTorch selects with it)
             return int(k), True, True
     elif isinstance(k, (list, range)):
         k = _array_of(k)
-    if isinstance(k, np.ndarray):
+    if is_array(k):
+        if type(k) is not type(like):  # an index from the host (a list, a CPU tensor) meets a device array
+            k = to_device(k, device_of(like))
         kind = k.dtype.kind
         if kind == "b":
             return k, True, False
@@ -81,7 +85,7 @@ def _as_tuple(key):
     """The key as a tuple of parts, or None for a single part (PyTorch's rule for lists)."""
     if isinstance(key, tuple):
         return key
-    if isinstance(key, list) and any(isinstance(k, _SEQUENCE_PARTS) for k in key):
+    if isinstance(key, list) and any(isinstance(k, _SEQUENCE_PARTS) or is_array(k) for k in key):
         return tuple(key)
     return None
 
@@ -93,15 +97,15 @@ def _torch_order(parts: tuple, ndim: int):
     result dims replace them in place, otherwise they go first.  PyTorch: ints
     are applied first, so only arrays count and ints never separate them.
     """
-    arrays = [i for i, p in enumerate(parts) if isinstance(p, np.ndarray)]
-    if not arrays or any(isinstance(p, (bool, np.bool_)) or (isinstance(p, np.ndarray) and p.ndim == 0)
-                         for p in parts):
+    arrays = [i for i, p in enumerate(parts) if is_array(p)]
+    if not arrays or any(isinstance(p, (bool, np.bool_)) or (i in arrays and p.ndim == 0)
+                         for i, p in enumerate(parts)):
         return None  # bool scalars add a dim in both libraries alike: leave NumPy's order
     ints = [i for i, p in enumerate(parts)
-            if not (isinstance(p, (np.ndarray, slice)) or p is None or p is Ellipsis)]
+            if not (i in arrays or isinstance(p, slice) or p is None or p is Ellipsis)]
     consumed = 0
-    for p in parts:
-        if isinstance(p, np.ndarray) and p.dtype == np.bool_:
+    for i, p in enumerate(parts):
+        if i in arrays and p.dtype == np.bool_:
             consumed += p.ndim
         elif not (p is None or p is Ellipsis):
             consumed += 1
@@ -125,8 +129,8 @@ def _torch_order(parts: tuple, ndim: int):
     at_torch = dims_before(arrays[0]) if side_by_side(torch_members) else 0
     if at_numpy == at_torch:
         return None
-    shapes = [p.shape if p.dtype != np.bool_ else (int(np.count_nonzero(p)),) for p in parts
-              if isinstance(p, np.ndarray)]
+    shapes = [p.shape if p.dtype != np.bool_ else (int(array_module(p).count_nonzero(p)),)
+              for p in (parts[i] for i in arrays)]
     try:
         k = len(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -137,28 +141,28 @@ def _torch_order(parts: tuple, ndim: int):
     return tuple(others[:at_torch] + block + others[at_torch:])
 
 
-def normalize_key(key, ndim: int = 0):
-    """``(key for NumPy, unique, basic, perm)``: unique = no element picked twice;
-    basic = only ints/slices/None/... (the result is a view); perm = the
-    transposition of NumPy's result into PyTorch's order, or None."""
+def normalize_key(key, like):
+    """``(key for NumPy, unique, basic, perm)`` for indexing the array ``like``: unique = no element
+    picked twice; basic = only ints/slices/None/... (the result is a view); perm = the
+    transposition of NumPy's result into PyTorch's order, or None.  Index arrays are on ``like``'s device."""
     if type(key) is int or type(key) is slice:
         return key, True, True, None
     parts = _as_tuple(key)
     if parts is None:
-        k, u, b = _index_part(key)
+        k, u, b = _index_part(key, like)
         return k, u, b, None
     out, unique, basic = [], True, True
     for p in parts:
-        p, u, b = _index_part(p)
+        p, u, b = _index_part(p, like)
         out.append(p)
         unique &= u
         basic &= b
     out = tuple(out)
-    return out, unique, basic, (None if basic else _torch_order(out, ndim))
+    return out, unique, basic, (None if basic else _torch_order(out, like.ndim))
 
 
 def _inverse(perm: tuple) -> tuple:
-    return tuple(int(i) for i in np.argsort(perm))
+    return tuple(sorted(range(len(perm)), key=perm.__getitem__))
 
 
 def _pick(g, key):
@@ -181,7 +185,7 @@ def _index(x: Tensor, k, unique: bool, basic: bool, perm) -> Tensor:
     except (IndexError, ValueError, TypeError) as error:
         raise IndexError(f"index: {error} (tensor of shape {tuple(x.shape)})") from None
     if basic:
-        if type(data) is not np.ndarray:  # a single element: x[k, ...] is the 0-d view of it
+        if type(data) is not type(x._data):  # NumPy's scalar for a single element: x[k, ...] is the 0-d view
             data = x._data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
         return make_view(data, x, (x,), getitem_backward, (k, unique, None))
     if perm is not None:
@@ -192,14 +196,14 @@ def _index(x: Tensor, k, unique: bool, basic: bool, perm) -> Tensor:
 @register("getitem", methods=("__getitem__",))
 def getitem(x: Tensor, key) -> Tensor:
     """``x[key]``: PyTorch's indexing, recorded for backward."""
-    k, unique, basic, perm = normalize_key(key, x._data.ndim)
+    k, unique, basic, perm = normalize_key(key, x._data)
     return _index(x, k, unique, basic, perm)
 
 
 @register("index_numpy")
 def index_numpy(x: Tensor, key) -> Tensor:
     """``x[key]`` for a key already in NumPy's form, with NumPy's placement (the rules' inverse of index_scatter)."""
-    k, unique, basic, _ = normalize_key(key, x._data.ndim)
+    k, unique, basic, _ = normalize_key(key, x._data)
     return _index(x, k, unique, basic, None)
 
 
@@ -232,7 +236,7 @@ def setitem_backward(g, out, ins, node):
         gv = A.permute(gv, perm)
     gv = A.sum_to(gv, pv.shape)
     if not isinstance(gv, Tensor):
-        gv = np.array(gv)  # a new array: g[key] may be a view of g
+        gv = gv.copy()  # a new array: g[key] may be a view of g
     return gx, gv
 
 
@@ -240,13 +244,16 @@ def setitem_backward(g, out, ins, node):
 def setitem(x: Tensor, key, value) -> None:
     """``x[key] = value`` in place (recorded in the graph if x is in one or value requires grad)."""
     check_target(x, "setitem")
-    k, _, _, perm = normalize_key(key, x._data.ndim)
+    xd = x._data
+    k, _, _, perm = normalize_key(key, xd)
     recorded = records(x, value)
     data = value._data if isinstance(value, Tensor) else value
+    if type(data) is not type(xd) and not isinstance(data, (bool, int, float, complex)):
+        data = A.array_like(data, xd, np.asarray)  # a host array or list: to the tensor's device
     if perm is not None:  # value broadcasts against PyTorch's result shape: bring it to NumPy's order
-        target = x._data[k].transpose(perm).shape
+        target = xd[k].transpose(perm).shape
         try:
-            data = np.broadcast_to(data, target).transpose(_inverse(perm))
+            data = array_module(xd).broadcast_to(data, target).transpose(_inverse(perm))
         except ValueError as error:
             raise ValueError(f"setitem: {error} (tensor of shape {tuple(x.shape)})") from None
     pending = begin(x, "setitem") if recorded else None

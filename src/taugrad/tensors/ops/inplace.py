@@ -15,19 +15,25 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors import sampling
+from taugrad.tensors.backend import device_of, is_array, move_like
 from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, bump_version, check_inplace, operand, to_array
+from taugrad.tensors.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import G_OR_NEW, register
+from taugrad.tensors.rule import G_OR_NEW, forward_of, register
 
 
-def _data(other):
+def _data(other, like):
+    """``other``'s array (a list made one on the device of ``like``, x's array); numbers as they are."""
     if isinstance(other, Tensor):
         return other._data
     if type(other) is float or type(other) is int:
         return other
-    return to_array(other)
+    return A.array_like(other, like)
+
+
+def _shape(od) -> tuple:
+    return getattr(od, "shape", ())  # a Python number: ()
 
 
 def _result_dtype(ufunc, a, b) -> str:
@@ -38,25 +44,28 @@ def _result_dtype(ufunc, a, b) -> str:
         return "non-numeric"
 
 
-def _write(x: Tensor, op: str, ufunc, od) -> None:
-    """``x = ufunc(x, od)`` into x's array, with one-line errors."""
+def _write(x: Tensor, op: str, name: str, od) -> None:
+    """``x = ufunc(x, od)`` into x's array (the ufunc ``name`` of its module), with one-line errors."""
+    ufunc = getattr(array_module(x._data), name)
     try:
         ufunc(x._data, od, out=x._data)
     except TypeError:
+        if isinstance(od, Tensor) or is_array(od):
+            check_same_device(op, x, od if isinstance(od, Tensor) else Tensor(od))
         raise TypeError(f"{op}: cannot store a {_result_dtype(ufunc, x._data, od)} result in a tensor of dtype "
                         f"{x.dtype}") from None
     except ValueError:
-        raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}") from None
+        raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {x.shape}") from None
 
 
 def _broadcasts_into(op: str, od, x: Tensor) -> None:
     """Refuse before anything is recorded an operand that cannot update x in place."""
     try:
-        if np.broadcast_shapes(np.shape(od), x.shape) == x.shape:
+        if np.broadcast_shapes(_shape(od), x.shape) == x.shape:
             return
     except ValueError:
         pass
-    raise ValueError(f"{op}: an operand of shape {np.shape(od)} cannot update a tensor of shape {x.shape}")
+    raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {x.shape}")
 
 
 # ---------------------------------------------------------------------------
@@ -130,11 +139,12 @@ def relu_inplace_backward(g, out, ins, node):
 # ---------------------------------------------------------------------------
 
 
-def _apply(x: Tensor, op: str, ufunc, other, alpha=1) -> Tensor:
-    """``x = ufunc(x, alpha * other)`` in place: recorded as an op if a graph is involved."""
+def _apply(x: Tensor, op: str, ufunc: str, other, alpha=1) -> Tensor:
+    """``x = ufunc(x, alpha * other)`` in place (``ufunc``: "add", "subtract", "multiply" or
+    "true_divide"): recorded as an op if a graph is involved."""
     check_target(x, op)
     if not records(x, other):
-        od = _data(other)
+        od = _data(other, x._data)
         if alpha != 1:
             od = od * alpha
         _write(x, op, ufunc, od)
@@ -142,69 +152,71 @@ def _apply(x: Tensor, op: str, ufunc, other, alpha=1) -> Tensor:
         return x
     o = operand(other, x)
     _broadcasts_into(op, o._data, x)
-    product = ufunc is np.multiply or ufunc is np.true_divide
+    product = ufunc == "multiply" or ufunc == "true_divide"
     pending = begin(x, op, keep_old=product and o._requires_grad)
     od = o._data if alpha == 1 else o._data * alpha
     _write(x, op, ufunc, od)
     if product:
-        return finish(x, pending, (o,), mul_inplace_backward if ufunc is np.multiply else div_inplace_backward)
-    return finish(x, pending, (o,), add_inplace_backward, alpha if ufunc is np.add else -alpha)
+        return finish(x, pending, (o,), mul_inplace_backward if ufunc == "multiply" else div_inplace_backward)
+    return finish(x, pending, (o,), add_inplace_backward, alpha if ufunc == "add" else -alpha)
 
 
 @register("add_", methods=("add_",))
 def add_(x: Tensor, other, alpha=1) -> Tensor:
     """``x += alpha * other`` in place; returns x."""
-    return _apply(x, "add_", np.add, other, alpha)
+    return _apply(x, "add_", "add", other, alpha)
 
 
 @register("sub_", methods=("sub_",))
 def sub_(x: Tensor, other, alpha=1) -> Tensor:
     """``x -= alpha * other`` in place; returns x."""
-    return _apply(x, "sub_", np.subtract, other, alpha)
+    return _apply(x, "sub_", "subtract", other, alpha)
 
 
 @register("mul_", methods=("mul_",))
 def mul_(x: Tensor, other) -> Tensor:
     """``x *= other`` in place; returns x."""
-    return _apply(x, "mul_", np.multiply, other)
+    return _apply(x, "mul_", "multiply", other)
 
 
 @register("div_", methods=("div_",))
 def div_(x: Tensor, other) -> Tensor:
     """``x /= other`` in place; returns x."""
-    return _apply(x, "div_", np.true_divide, other)
+    return _apply(x, "div_", "true_divide", other)
 
 
 @register("iadd", methods=("__iadd__",))
 def iadd(x: Tensor, other) -> Tensor:
-    return _apply(x, "+=", np.add, other)
+    return _apply(x, "+=", "add", other)
 
 
 @register("isub", methods=("__isub__",))
 def isub(x: Tensor, other) -> Tensor:
-    return _apply(x, "-=", np.subtract, other)
+    return _apply(x, "-=", "subtract", other)
 
 
 @register("imul", methods=("__imul__",))
 def imul(x: Tensor, other) -> Tensor:
-    return _apply(x, "*=", np.multiply, other)
+    return _apply(x, "*=", "multiply", other)
 
 
 @register("itruediv", methods=("__itruediv__",))
 def itruediv(x: Tensor, other) -> Tensor:
-    return _apply(x, "/=", np.true_divide, other)
+    return _apply(x, "/=", "true_divide", other)
 
 
 def _assign(x: Tensor, op: str, src) -> Tensor:
     """``x[...] = src`` (broadcast, cast as PyTorch's copy_): recorded if a graph is involved."""
     check_target(x, op)
     recorded = records(x, src)
-    sd = _data(src)
+    sd = _data(src, x._data)
     _broadcasts_into(op, sd, x)
     pending = begin(x, op) if recorded else None
     try:
-        np.copyto(x._data, sd, casting="unsafe")
+        array_module(x._data).copyto(x._data, sd, casting="unsafe")
     except (TypeError, ValueError):
+        if isinstance(src, Tensor):
+            check_same_device(op, x, src)
         raise TypeError(f"{op}: cannot store {type(src).__name__} in a tensor of dtype {x.dtype}") from None
     if not recorded:
         bump_version(x)
@@ -229,7 +241,9 @@ def zero_(x: Tensor) -> Tensor:
 
 @register("copy_", methods=("copy_",))
 def copy_(x: Tensor, src) -> Tensor:
-    """Copy ``src`` (broadcast to x's shape) into x; returns x."""
+    """Copy ``src`` (broadcast to x's shape) into x; returns x.  As torch's, ``src`` may be on another device."""
+    if isinstance(src, Tensor) and type(src._data) is not type(x._data):
+        src = forward_of("to")(src, device_of(x._data))  # the move is recorded: gradients go back to src's device
     return _assign(x, "copy_", src)
 
 
@@ -237,7 +251,9 @@ def copy_(x: Tensor, src) -> Tensor:
 def masked_fill_(x: Tensor, mask, value) -> Tensor:
     """Set x to ``value`` where ``mask`` (bool, broadcast to x's shape) is True; returns x."""
     check_target(x, "masked_fill_")
-    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    xd = x._data
+    xp = array_module(xd)
+    m = A.array_like(mask, xd, np.asarray)
     if m.dtype != np.bool_:
         raise TypeError(f"masked_fill_: the mask must be a bool tensor, got dtype {m.dtype}")
     _broadcasts_into("masked_fill_", m, x)
@@ -246,14 +262,14 @@ def masked_fill_(x: Tensor, mask, value) -> Tensor:
     recorded = records(x, value)
     pending = begin(x, "masked_fill_") if recorded else None
     try:
-        np.copyto(x._data, _data(value), casting="unsafe", where=m)
+        xp.copyto(xd, _data(value, xd), casting="unsafe", where=m)
     except (TypeError, ValueError):
         raise TypeError(f"masked_fill_: cannot store {type(value).__name__} in a tensor of dtype {x.dtype}") from None
     if not recorded:
         bump_version(x)
         return x
     operands = (value,) if isinstance(value, Tensor) else ()
-    return finish(x, pending, operands, masked_fill_inplace_backward, np.broadcast_to(m, x.shape))
+    return finish(x, pending, operands, masked_fill_inplace_backward, xp.broadcast_to(m, x.shape))
 
 
 @register("clamp_", methods=("clamp_", "clip_"))
@@ -265,13 +281,15 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     for bound in (min, max):
         if isinstance(bound, Tensor) and bound._requires_grad and records(x, bound):
             raise NotImplementedError("clamp_: bounds that require grad are not supported; use taugrad.clamp")
-    lo = None if min is None else _data(min)
-    hi = None if max is None else _data(max)
+    xd = x._data
+    xp = array_module(xd)
+    lo = None if min is None else _data(min, xd)
+    hi = None if max is None else _data(max, xd)
     recorded = records(x)
     keep = None
     try:
         if recorded:
-            keep = np.ones(x.shape, dtype=bool)
+            keep = xp.ones(x.shape, dtype=bool)
             if lo is not None:
                 keep &= x._data >= lo
             if hi is not None:
@@ -279,9 +297,9 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         pending = begin(x, "clamp_") if recorded else None
         # as clamp(): max(x, min) first, then min(., max) (so min > max gives max, as PyTorch)
         if lo is not None:
-            np.maximum(x._data, lo, out=x._data)
+            xp.maximum(xd, lo, out=xd)
         if hi is not None:
-            np.minimum(x._data, hi, out=x._data)
+            xp.minimum(xd, hi, out=xd)
     except ValueError:
         raise ValueError(f"clamp_: bounds cannot broadcast to shape {x.shape}") from None
     except TypeError:
@@ -299,7 +317,7 @@ def relu_(x: Tensor) -> Tensor:
     recorded = records(x)
     pending = begin(x, "relu_") if recorded else None
     try:
-        np.maximum(x._data, 0, out=x._data)
+        array_module(x._data).maximum(x._data, 0, out=x._data)
     except TypeError:
         raise TypeError(f"relu_: not supported for a tensor of dtype {x.dtype}") from None
     if not recorded:
@@ -312,7 +330,8 @@ def relu_(x: Tensor) -> Tensor:
 def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of N(mean, std^2); returns x."""
     check_inplace(x, "normal_")
-    x._data[...] = sampling.normal(get_generator(generator), mean, std, x.shape, x._data.dtype, "normal_")
+    draws = sampling.normal(get_generator(generator, device_of(x._data)), mean, std, x.shape, x._data.dtype, "normal_")
+    x._data[...] = move_like(draws, x._data)  # drawn on the host
     bump_version(x)
     return x
 
@@ -321,6 +340,7 @@ def normal_(x: Tensor, mean: float = 0.0, std: float = 1.0, generator=None) -> T
 def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tensor:
     """Fill x with samples of U(a, b); returns x."""
     check_inplace(x, "uniform_")
-    x._data[...] = sampling.uniform(get_generator(generator), a, b, x.shape, x._data.dtype, "uniform_")
+    draws = sampling.uniform(get_generator(generator, device_of(x._data)), a, b, x.shape, x._data.dtype, "uniform_")
+    x._data[...] = move_like(draws, x._data)  # drawn on the host
     bump_version(x)
     return x

@@ -40,10 +40,10 @@ def outer(a: Tensor, b) -> Tensor:
     return make(array_module(a._data).multiply.outer(a._data, b._data), (a, b), outer_backward)
 
 
-def _diagonal_key(n_rows: int, n_cols: int, k: int):
-    """(rows, cols) of the ``k``-th diagonal of an ``n_rows x n_cols`` matrix."""
+def _diagonal_key(xp, n_rows: int, n_cols: int, k: int):
+    """(rows, cols) of the ``k``-th diagonal of an ``n_rows x n_cols`` matrix, as arrays of module ``xp``."""
     length = max(0, min(n_rows - max(-k, 0), n_cols - max(k, 0)))
-    idx = np.arange(length)
+    idx = xp.arange(length)
     return idx + max(-k, 0), idx + max(k, 0)
 
 
@@ -67,12 +67,12 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     xp = array_module(x._data)
     if x._data.ndim == 1:
         n = x.shape[0] + abs(k)
-        key = _diagonal_key(n, n, k)
+        key = _diagonal_key(xp, n, n, k)
         data = xp.zeros((n, n), dtype=x._data.dtype)
         data[key] = x._data
         return make(data, (x,), diag_embed_backward, key)
     if x._data.ndim == 2:
-        key = _diagonal_key(*x.shape, k)
+        key = _diagonal_key(xp, *x.shape, k)
         return make(x._data[key], (x,), diag_extract_backward, key)
     raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
 
@@ -90,7 +90,7 @@ def trace(x: Tensor) -> Tensor:
     """Sum of the main diagonal of a matrix."""
     if x._data.ndim != 2:
         raise ValueError(f"trace: expects a 2-D tensor, got shape {x.shape}")
-    return make(np.asarray(x._data.trace()), (x,), trace_backward)
+    return make(x._data.trace(), (x,), trace_backward)  # make() turns a NumPy scalar to 0-d
 
 
 # ---------------------------------------------------------------------------
@@ -229,6 +229,11 @@ def _eye_like(x, k: int):
     return array_module(like).eye(k, dtype=like.dtype)
 
 
+def _mT(x):
+    """The last two dims swapped, for an array or a Tensor (``.mT``, which CuPy arrays lack)."""
+    return x.swapaxes(-1, -2)
+
+
 @rule("linalg_svd", reads=("out",), gives=NEW)
 def svd_backward(g, out, ins, node):
     """A = U diag(s) V^T (reduced: U is m x k, V is n x k, k = min(m, n)); the op's output
@@ -248,15 +253,15 @@ def svd_backward(g, out, ins, node):
     eye = _eye_like(out, k)
     s2 = s * s
     gap = s2[..., None, :] - s2[..., :, None] + eye  # s_j^2 - s_i^2, 1 on the diagonal (skew's is 0)
-    UtgU = U.mT @ gU
-    VtgV = V.mT @ gV
-    inner = ((UtgU - UtgU.mT) / gap) * s[..., None, :] + s[..., :, None] * ((VtgV - VtgV.mT) / gap) \
+    UtgU = _mT(U) @ gU
+    VtgV = _mT(V) @ gV
+    inner = ((UtgU - _mT(UtgU)) / gap) * s[..., None, :] + s[..., :, None] * ((VtgV - _mT(VtgV)) / gap) \
         + gs[..., :, None] * eye
-    grad = U @ inner @ V.mT
+    grad = U @ inner @ _mT(V)
     if m > n:
-        grad = grad + ((gU - U @ UtgU) / s[..., None, :]) @ V.mT
+        grad = grad + ((gU - U @ UtgU) / s[..., None, :]) @ _mT(V)
     if n > m:
-        grad = grad + (U / s[..., None, :]) @ (gV.mT - VtgV.mT @ V.mT)
+        grad = grad + (U / s[..., None, :]) @ (_mT(gV) - _mT(VtgV) @ _mT(V))
     return (grad,)
 
 
@@ -291,7 +296,7 @@ def svd(x: Tensor, full_matrices: bool = True) -> SVDResult:
         mu, nv = (m, n) if full_matrices else (k, k)
         u = xp.broadcast_to(xp.eye(m, mu, dtype=s.dtype), batch + (m, mu)).copy()
         vh = xp.broadcast_to(xp.eye(nv, n, dtype=s.dtype), batch + (nv, n)).copy()
-    v = vh[..., :k, :].mT
+    v = _mT(vh[..., :k, :])
     packed = xp.concatenate([u[..., :, :k], s[..., None, :], v], axis=-2)
     out = make(packed, (x,), svd_backward, (m, n, k))
     U, S, Vh = out[..., :m, :], out[..., m, :], out[..., m + 1:, :].mT

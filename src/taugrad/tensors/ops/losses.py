@@ -14,8 +14,9 @@ import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.backend import array_module, device_of, is_array, move_like, same_backend
 from taugrad.tensors.errstate import quiet, restore, silence
-from taugrad.tensors.node import array_module, constant, make
+from taugrad.tensors.node import constant, make
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor, to_array
 from taugrad.tensors.rule import NEW, forward_of, register, rule
@@ -62,6 +63,8 @@ def _shift(x, d: int):
     xp = array_module(x)
     m = xp.maximum.reduce(x, axis=d, keepdims=True)  # x.max() adds a Python wrapper
     all_minus_inf = m == -xp.inf
+    if type(x) is not np.ndarray:  # on a device: no read-back to ask whether there is such a row
+        return x - xp.where(all_minus_inf, m.dtype.type(0), m)
     if xp.logical_or.reduce(all_minus_inf, axis=None):
         m[all_minus_inf] = 0
     return x - m
@@ -80,7 +83,7 @@ def softmax(x: Tensor, dim: int = -1) -> Tensor:
     x = _input_tensor(x, "softmax")
     d = normalize_dim(dim, x._data.ndim, "softmax") if x._data.ndim else None
     with quiet():  # rows with inf or nan give nan silently, as PyTorch
-        e = np.exp(_shift(x._data, d))
+        e = array_module(x._data).exp(_shift(x._data, d))
         data = e / e.sum(axis=d, keepdims=True)
     return make(data, (x,), softmax_backward, d)
 
@@ -99,7 +102,8 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
     d = normalize_dim(dim, x._data.ndim, "log_softmax") if x._data.ndim else None
     with quiet():  # a row of -inf: log(0) = -inf; a row with inf or nan: nan (as PyTorch, silently)
         shifted = _shift(x._data, d)  # subtract the max first: x - (max + log s) would round in float32
-        data = shifted - np.log(np.exp(shifted).sum(axis=d, keepdims=True))
+        xp = array_module(shifted)
+        data = shifted - xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
     return make(data, (x,), log_softmax_backward, d)
 
 
@@ -108,19 +112,35 @@ def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-def _class_targets(target, n: int, classes: int, logits_shape, op: str, ignore_index=None):
-    """Integer class indices as an array, with clear errors for the usual mistakes.
+def _target_array(target, like, op: str, what: str = "target"):
+    """``target``'s array (or ``weight``'s: ``what``), on the device of the input's array ``like``.
+
+    A list or a NumPy array goes to the input's device (as if made there); a
+    tensor on another device is a one-line error, as in PyTorch.
+    """
+    t = target._data if isinstance(target, Tensor) else to_array(target)
+    if (type(t) is type(like) or same_backend(t, like)) and \
+            (type(like) is np.ndarray or device_of(t) == device_of(like)):
+        return t
+    if type(t) is np.ndarray and not isinstance(target, Tensor):
+        return move_like(t, like)
+    raise RuntimeError(f"{op}: expected the input and the {what} on the same device, "
+                       f"got the input on {device_of(like)} and the {what} on {device_of(t)}")
+
+
+def _class_targets(target, like, classes: int, logits_shape, op: str, ignore_index=None):
+    """Integer class indices as an array beside the logits' array ``like``, with clear errors for the usual mistakes.
 
     With ``ignore_index`` given, targets equal to it raise :class:`_IgnoredTargets`
     (the caller then takes the path that can skip them).
     """
-    t = target._data if isinstance(target, Tensor) else to_array(target)
+    t = _target_array(target, like, op)
     if t.dtype.kind not in "iu":
         raise TypeError(
             f"{op}: targets must be integer class indices, got dtype {t.dtype} "
             f"(convert with .astype('int64'); float targets are class probabilities and need the input's shape)"
         )
-    expected = (n,) if len(logits_shape) == 2 else ()
+    expected = (logits_shape[0],) if len(logits_shape) == 2 else ()
     if t.shape != expected:
         raise ValueError(
             f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
@@ -128,11 +148,12 @@ def _class_targets(target, n: int, classes: int, logits_shape, op: str, ignore_i
     # one pass for both bounds: seen as unsigned (same size and byte order), a
     # negative index is huge
     as_unsigned = t if t.dtype.kind == "u" else t.view(_unsigned_twin(t.dtype))
-    if t.size and np.maximum.reduce(as_unsigned, axis=None) >= classes:
-        if ignore_index is not None and bool(np.any(t == ignore_index)):
+    xp = array_module(t)
+    if t.size and xp.maximum.reduce(as_unsigned, axis=None) >= classes:
+        if ignore_index is not None and bool((t == ignore_index).any()):
             raise _IgnoredTargets
-        low = np.minimum.reduce(t, axis=None)
-        bad = int(low) if low < 0 else int(np.maximum.reduce(t, axis=None))
+        low = xp.minimum.reduce(t, axis=None)
+        bad = int(low) if low < 0 else int(xp.maximum.reduce(t, axis=None))
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     return t
 
@@ -157,12 +178,12 @@ def cross_entropy_backward(g, out, ins, node):
     """
     target, reduction, e, s = node._ctx
     n = len(target)
-    rows = _row_indices(n)  # from the cache, not the graph: a graph holds only what it owns
+    rows = _row_indices(n, target)  # from the cache, not the graph: a graph holds only what it owns
     scale = _reduction_grad(g, n, reduction)
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
         probs = (x - x.logsumexp(dim=1, keepdim=True)).exp()
-        onehot = np.zeros(x.shape, dtype=x.dtype)
+        onehot = array_module(x._data).zeros(x.shape, dtype=x.dtype)
         onehot[rows, target] = 1
         weight = scale.reshape((n, 1)) if reduction == "none" else scale
         return ((probs - onehot) * weight,)
@@ -177,8 +198,14 @@ def cross_entropy_backward(g, out, ins, node):
 _ROWS = {}
 
 
-def _row_indices(n: int):
-    """``arange(n)``, read-only and cached: cross_entropy picks one element per row every step."""
+def _row_indices(n: int, like):
+    """``arange(n)`` in ``like``'s array module: cross_entropy picks one element per row every step.
+
+    NumPy's is read-only and cached; another backend's is made each time (an
+    array cached on one device would not index arrays on another).
+    """
+    if type(like) is not np.ndarray:
+        return array_module(like).arange(n)
     rows = _ROWS.get(n)
     if rows is None:
         rows = np.arange(n)
@@ -199,10 +226,10 @@ def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor
     if len(shape) == 0:
         raise ValueError(f"{op}: the input needs a class dimension, got a 0-d tensor")
     if len(shape) == 1:
-        t = _class_targets(target, 1, shape[0], shape, op)
+        t = _class_targets(target, scores._data, shape[0], shape, op)
         loss = loss_fn(scores.reshape(1, shape[0]), t.reshape(1), reduction)
         return loss.reshape(()) if reduction == "none" else loss
-    t = target._data if isinstance(target, Tensor) else to_array(target)
+    t = _target_array(target, scores._data, op)
     if t.shape != (shape[0],) + shape[2:]:
         raise ValueError(f"{op}: an input of shape {shape} needs targets of shape {(shape[0],) + shape[2:]}, got {t.shape}")
     rows = scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
@@ -252,9 +279,9 @@ def cross_entropy(logits: Tensor, target, weight=None, size_average=None, ignore
         logits = _input_tensor(logits, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    t = target._data if isinstance(target, Tensor) else None
+    t = target._data if isinstance(target, Tensor) else (target if is_array(target) else None)
     if (t is not None and t.dtype.kind == "f") or (t is None and np.asarray(target).dtype.kind == "f"):
-        if tuple(np.shape(t if t is not None else target)) == logits.shape:
+        if tuple(t.shape if t is not None else np.shape(target)) == logits.shape:
             return _soft_cross_entropy(logits, target, weight, reduction, label_smoothing)
     classes = logits.shape[1] if logits.ndim > 1 else (logits.shape[0] if logits.ndim else 0)
     if weight is None and not label_smoothing and not 0 <= ignore_index < classes and logits.ndim > 1:
@@ -273,43 +300,46 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
     x = logits._data
     shape = x.shape
     n, classes = shape
-    t = _class_targets(target, n, classes, shape, "cross_entropy", ignore_index)
+    t = _class_targets(target, x, classes, shape, "cross_entropy", ignore_index)
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
-    rows = _row_indices(n)
+    rows = _row_indices(n, x)
+    xp = array_module(x)
     # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch);
     # quiet() without a with block, two Python calls fewer on every training step
     token = silence()
     try:
-        if reduction != "none" and n:
+        if reduction != "none" and n and type(x) is np.ndarray:
             # Optimistic: shift by the row maxima without checking them.  If the
             # loss is finite, every maximum was (an infinite or nan one turns its
-            # row's sum into nan), and the result is the checked one's.
-            shifted = x - np.maximum.reduce(x, axis=1, keepdims=True)
-            e, s, losses = _softmax_terms(shifted, rows, t)
+            # row's sum into nan), and the result is the checked one's.  (Not on
+            # a device: the finiteness test would read the loss back.)
+            shifted = x - xp.maximum.reduce(x, axis=1, keepdims=True)
+            e, s, losses = _softmax_terms(xp, shifted, rows, t)
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):
                 return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
         shifted = _shift(x, 1)  # rows of -inf shifted by 0: their -inf stay -inf
-        e, s, losses = _softmax_terms(shifted, rows, t)
+        e, s, losses = _softmax_terms(xp, shifted, rows, t)
         loss = _reduce(losses, reduction)
     finally:
         restore(token)
     return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
 
 
-def _softmax_terms(shifted, rows, t):
-    """exp(shifted), its row sums, and the per-row losses log(sum) - shifted[target]."""
-    e = np.exp(shifted)
-    s = np.add.reduce(e, axis=1, keepdims=True)
-    return e, s, np.log(s[:, 0]) - shifted[rows, t]
+def _softmax_terms(xp, shifted, rows, t):
+    """exp(shifted), its row sums, and the per-row losses log(sum) - shifted[target] (``xp``: their module)."""
+    e = xp.exp(shifted)
+    s = xp.add.reduce(e, axis=1, keepdims=True)
+    return e, s, xp.log(s[:, 0]) - shifted[rows, t]
 
 
-def _class_weights(weight, classes: int, dtype, op: str):
-    """``weight`` as an array of ``classes`` entries in the input's dtype (ones when None)."""
+def _class_weights(weight, classes: int, like, op: str):
+    """``weight`` as an array of ``classes`` entries in the dtype and module of the array ``like`` (ones when None)."""
+    dtype = like.dtype
     if weight is None:
-        return np.ones(classes, dtype=dtype)
-    w = weight._data if isinstance(weight, Tensor) else to_array(weight)
+        return array_module(like).ones(classes, dtype=dtype)
+    w = _target_array(weight, like, op, "weight")
     if w.shape != (classes,):
         raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), got {w.shape}")
     return w.astype(dtype, copy=False)
@@ -318,7 +348,7 @@ def _class_weights(weight, classes: int, dtype, op: str):
 def _as_rows(scores: Tensor, target, op: str):
     """(rows (M, C), flat integer targets (M,), the 'none' output shape) for any supported layout."""
     shape = scores.shape
-    t = target._data if isinstance(target, Tensor) else to_array(target)
+    t = _target_array(target, scores._data, op)
     if len(shape) == 0:
         raise ValueError(f"{op}: the input needs a class dimension, got a 0-d tensor")
     if t.dtype.kind not in "iu":
@@ -347,14 +377,15 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     classes = rows.shape[1]
     logp = rows if log_probs else forward_of("log_softmax")(rows, 1)
     valid = t != ignore_index
-    safe = np.where(valid, t, 0)
-    if safe.size and (safe.min() < 0 or safe.max() >= classes):
+    xp = array_module(t)
+    safe = xp.where(valid, t, 0)
+    if safe.size and bool(((safe < 0) | (safe >= classes)).any()):  # one read-back from a device
         bad = int(safe.min()) if safe.min() < 0 else int(safe.max())
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     dtype = rows._data.dtype
-    w = _class_weights(weight, classes, dtype, op)
+    w = _class_weights(weight, classes, rows._data, op)
     picked_weight = (w[safe] * valid).astype(dtype, copy=False)
-    losses = -(logp[np.arange(len(t)), safe] * constant(picked_weight))
+    losses = -(logp[xp.arange(len(t)), safe] * constant(picked_weight))
     if label_smoothing:
         smooth = -(logp * constant(w)).sum(dim=1) * constant(valid.astype(dtype))
         losses = losses * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
@@ -364,20 +395,20 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     if reduction == "sum":
         return total
     with quiet():  # every target ignored: 0 / 0 = nan, as PyTorch
-        return total / constant(np.asarray(picked_weight.sum(), dtype=dtype))
+        return total / constant(xp.asarray(picked_weight.sum(), dtype=dtype))
 
 
 def _soft_cross_entropy(logits: Tensor, target, weight, reduction: str, label_smoothing: float) -> Tensor:
     """Cross-entropy against class probabilities of the input's shape (class dimension 1, or 0 for one sample)."""
     dim = 1 if logits.ndim > 1 else 0
     classes = logits.shape[dim]
-    p = _target_like(target, logits)
+    p = _target_like(target, logits, "cross_entropy")
     logp = forward_of("log_softmax")(logits, dim)
     if label_smoothing:
         p = p * (1.0 - label_smoothing) + label_smoothing / classes
     terms = logp * p
     if weight is not None:
-        w = _class_weights(weight, classes, logits._data.dtype, "cross_entropy")
+        w = _class_weights(weight, classes, logits._data, "cross_entropy")
         terms = terms * constant(w.reshape((classes,) + (1,) * (logits.ndim - dim - 1)))
     losses = -terms.sum(dim=dim)
     if reduction == "none":
@@ -416,10 +447,11 @@ def _input_tensor(x, op: str) -> Tensor:
         raise TypeError(f"{op}: input must be a Tensor or an array, got {type(x).__name__} ({error})") from None
 
 
-def _target_like(target, input: Tensor) -> Tensor:
+def _target_like(target, input: Tensor, op: str) -> Tensor:
     """``target`` as a Tensor of ``input``'s dtype (a cast that stays in the graph if it needs a gradient)."""
     if not isinstance(target, Tensor):
-        return Tensor(to_array(target, input.dtype))
+        return Tensor(_target_array(to_array(target, input.dtype), input._data, op))
+    _target_array(target, input._data, op)  # the same device
     if target.dtype == input.dtype:
         return target
     return target.astype(input.dtype) if target.requires_grad else constant(target._data.astype(input.dtype))
@@ -444,7 +476,7 @@ def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((input - target)^2)`` (same shapes required)."""
     _check_reduction(reduction, "mse_loss")
     input = _input_tensor(input, "mse_loss")
-    target = _target_like(target, input)
+    target = _target_like(target, input, "mse_loss")
     _same_shape(input, target, "mse_loss")
     d = input._data - target._data
     return make(_reduce(d * d, reduction), (input, target), mse_loss_backward, reduction)
@@ -467,10 +499,11 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
     input = _input_tensor(input, "binary_cross_entropy_with_logits")
-    target = _target_like(target, input)
+    target = _target_like(target, input, "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     x, y = input._data, target._data
-    losses = np.maximum(x, 0) - x * y + np.log1p(np.exp(-np.abs(x)))
+    xp = array_module(x)
+    losses = xp.maximum(x, 0) - x * y + xp.log1p(xp.exp(-xp.abs(x)))
     return make(_reduce(losses, reduction), (input, target), bce_with_logits_backward, reduction)
 
 
@@ -494,6 +527,8 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) ->
         return x
     dtype = x._data.dtype if x._data.dtype in (np.float32, np.float64) else np.float32
     if p == 1.0:
-        return forward_of("mul")(x, constant(np.zeros(x.shape, dtype=x._data.dtype)))
-    keep = get_generator(generator).random(x.shape, dtype=dtype) >= p
-    return forward_of("mul")(x, constant((keep * (1.0 / (1.0 - p))).astype(x._data.dtype, copy=False)))
+        return forward_of("mul")(x, constant(array_module(x._data).zeros(x.shape, dtype=x._data.dtype)))
+    # drawn on the host from the generator of the input's device, then moved there
+    keep = get_generator(generator, device_of(x._data)).random(x.shape, dtype=dtype) >= p
+    scale = move_like((keep * (1.0 / (1.0 - p))).astype(x._data.dtype, copy=False), x._data)
+    return forward_of("mul")(x, constant(scale))

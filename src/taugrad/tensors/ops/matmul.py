@@ -14,7 +14,7 @@ import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.dtypes import DtypeMismatchError
-from taugrad.tensors.node import make, operand
+from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, operand
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
 
@@ -65,6 +65,11 @@ def matmul(a: Tensor, b) -> Tensor:
         data = a._data @ b._data
     except ValueError:
         raise _shape_error(a, b) from None
+    except TypeError:  # arrays of two devices
+        mixed = device_mismatch("matmul", a, b)
+        if mixed is None:
+            raise
+        raise mixed from None
     return make(data, (a, b), matmul_backward)
 
 
@@ -91,7 +96,7 @@ def linear_backward(g, out, ins, node):
         # G^T X = (X^T G)^T: pick the one laid out like the weight, so the
         # optimizer's update runs over contiguous memory.  nn.Linear's weight is
         # column-major (the test is inline: this rule runs for every layer, every step)
-        if type(w) is ndarray and w.strides[0] < w.strides[1]:
+        if not isinstance(w, Tensor) and w.strides[0] < w.strides[1]:  # an array of any backend
             grad_w = (x2.T @ g2).T
         else:
             grad_w = g2.T @ x2
@@ -137,7 +142,7 @@ def linear_relu(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     data, parents = _linear_data(x, weight, bias, "linear_relu")
     if data.dtype.kind not in "fiu":
         raise TypeError(f"linear_relu: not supported for dtype {data.dtype}")
-    np.maximum(data, 0, out=data)  # nan stays nan, as relu()
+    array_module(data).maximum(data, 0, out=data)  # nan stays nan, as relu()
     return make(data, parents, linear_relu_backward)
 
 
@@ -146,6 +151,8 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     if not isinstance(weight, Tensor):
         weight = operand(weight, x)
     xd, wd = x._data, weight._data
+    if type(xd) is not type(wd):  # arrays of two backends: maybe two devices
+        check_same_device(op, x, weight)
     if xd.dtype is not wd.dtype and xd.dtype != wd.dtype:  # as torch: no silent float64 training of a float32 layer
         raise DtypeMismatchError(f"{op}: mat1 and mat2 must have the same dtype, but got {x.dtype} (input) and "
                                  f"{weight.dtype} (weight); convert the input, e.g. x.to({weight.dtype})")
@@ -158,6 +165,8 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     if not isinstance(bias, Tensor):
         bias = operand(bias, x)
     bd = bias._data
+    if type(bd) is not type(wd):
+        check_same_device(op, weight, bias)
     if bd.dtype is not wd.dtype and bd.dtype != wd.dtype:
         raise DtypeMismatchError(f"{op}: bias has dtype {bias.dtype} but weight has {weight.dtype}; they must be "
                                  f"the same")

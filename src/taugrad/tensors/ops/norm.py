@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from taugrad.tensors.backend import device_of, move_like
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor, array_module, bump_version, constant, make
 from taugrad.tensors.rule import NEW, forward_of, register, rule
@@ -243,10 +244,10 @@ def dropout2d(input, p: float = 0.5, training: bool = True, generator=None) -> T
     lead = 2 if x.ndim == 4 else 1
     shape = tuple(x.shape[:lead]) + (1,) * (x.ndim - lead)
     if p == 1.0:
-        scale = np.zeros(shape, dtype=x._data.dtype)
-    else:
-        keep = get_generator(generator).random(shape) >= p
-        scale = (keep * (1.0 / (1.0 - p))).astype(x._data.dtype)
+        scale = array_module(x._data).zeros(shape, dtype=x._data.dtype)
+    else:  # drawn on the host from the device's generator, then moved (as every random op)
+        keep = get_generator(generator, device_of(x._data)).random(shape) >= p
+        scale = move_like((keep * (1.0 / (1.0 - p))).astype(x._data.dtype), x._data)
     return forward_of("mul")(x, constant(scale))
 
 
@@ -324,7 +325,8 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
                  else _linear_matrix(n, int(s), f, bool(align_corners))).astype(dtype)
                 for n, s, f in zip(in_sizes, sizes, factors)]
     matmul = forward_of("matmul")
-    out = matmul(x, constant(matrices[-1].T))
+    xp = array_module(x._data)  # the matrices are built on the host, then moved to x's device
+    out = matmul(x, constant(xp.asarray(matrices[-1].T)))
     if spatial == 2:
-        out = matmul(constant(matrices[0]), out)
+        out = matmul(constant(xp.asarray(matrices[0])), out)
     return out

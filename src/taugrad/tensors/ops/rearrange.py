@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.backend import to_host
 from taugrad.tensors.node import Tensor, array_module, make
 from taugrad.tensors.rule import forward_of, register, rule
 
@@ -143,7 +144,8 @@ def repeat_interleave(x: Tensor, repeats, dim=None, *, output_size=None) -> Tens
         d = 0
     else:
         d = normalize_dim(dim, x._data.ndim, "repeat_interleave")
-    counts = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    # the counts decide the result's shape: read on the host (a device tensor of counts is copied back)
+    counts = to_host(repeats._data) if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts.dtype.kind not in "iu" or counts.ndim > 1:
         raise TypeError(f"repeat_interleave: repeats must be an int or a 1-D int tensor, got {repeats!r}")
     n = x.shape[d]
@@ -151,7 +153,8 @@ def repeat_interleave(x: Tensor, repeats, dim=None, *, output_size=None) -> Tens
         raise ValueError(f"repeat_interleave: {counts.size} repeats for a dimension of size {n}")
     if (counts < 0).any():
         raise ValueError("repeat_interleave: repeats must be non-negative")
-    source = np.repeat(np.arange(n), counts)
+    xp = array_module(x._data)
+    source = xp.repeat(xp.arange(n), int(counts.reshape(-1)[0]) if counts.size == 1 else counts.tolist())
     return x[(slice(None),) * d + (source,)]
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dim, normalize_dims, pick
+from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import array_module, constant, make
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.rule import forward_of, register, rule
@@ -82,7 +83,7 @@ def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tens
     """Sum over ``dim`` (all dimensions by default)."""
     if dim is None and axis is None and not keepdim and not keepdims:
         data = x._data
-        if data.dtype.kind == "f":  # reduce straight into a 0-d array (NumPy would return a scalar)
+        if data.dtype.kind == "f" and type(data) is np.ndarray:  # straight into a 0-d array, not a NumPy scalar
             return make(_add_reduce(data, None, None, np.empty((), dtype=data.dtype)), (x,), sum_backward, _ALL)
         return make(data.sum(), (x,), sum_backward, _ALL)
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
@@ -139,9 +140,11 @@ def extreme_backward(g, out, ins, node):
 
 
 def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn, nan_takes_gradient: bool = False) -> Tensor:
+    """``fn`` ("max" or "min", of the array's module) over ``dim``, with the rule that splits ties."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, op)
+    xd = x._data
     try:
-        data = fn(x._data, axis=dims, keepdims=keepdim)
+        data = getattr(array_module(xd), fn)(xd, axis=dims, keepdims=keepdim)
     except ValueError:
         raise _reduce_error(op, x) from None
     return make(data, (x,), extreme_backward, (dims, keepdim, nan_takes_gradient))
@@ -150,13 +153,13 @@ def _extreme(x: Tensor, dim, keepdim, axis, keepdims, op: str, fn, nan_takes_gra
 @register("amax", methods=("amax",))
 def amax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Largest value over ``dim`` (ties share the gradient evenly)."""
-    return _extreme(x, dim, keepdim, axis, keepdims, "amax", np.max)
+    return _extreme(x, dim, keepdim, axis, keepdims, "amax", "max")
 
 
 @register("amin", methods=("amin",))
 def amin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Smallest value over ``dim`` (ties share the gradient evenly)."""
-    return _extreme(x, dim, keepdim, axis, keepdims, "amin", np.min)
+    return _extreme(x, dim, keepdim, axis, keepdims, "amin", "min")
 
 
 @rule("max_dim")
@@ -178,16 +181,18 @@ def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
     if keepdims is not None:
         keepdim = keepdims
     if isinstance(dim, (tuple, list)):  # several dims: values only (as amax/amin)
-        return _extreme(x, dim, keepdim, None, None, op, np.max if op == "max" else np.min)
-    if x._data.ndim == 0:
+        return _extreme(x, dim, keepdim, None, None, op, op)
+    xd = x._data
+    xp = array_module(xd)
+    if xd.ndim == 0:
         normalize_dims(dim, 0, op)
-        return ValuesIndices(forward_of("clone")(x), constant(np.zeros((), dtype=np.int64)))
-    d = normalize_dim(dim, x._data.ndim, op)
+        return ValuesIndices(forward_of("clone")(x), constant(xp.zeros((), dtype=np.int64)))
+    d = normalize_dim(dim, xd.ndim, op)
     try:
-        index = arg(x._data, axis=d, keepdims=True)
+        index = getattr(xp, arg)(xd, axis=d, keepdims=True)
     except ValueError:
         raise _reduce_error(op, x) from None
-    values = fn(x._data, axis=d, keepdims=keepdim)
+    values = getattr(xp, fn)(xd, axis=d, keepdims=keepdim)
     indices = index if keepdim else index.squeeze(d)
     return ValuesIndices(make(values, (x,), select_backward, (d, keepdim, index)), constant(indices))
 
@@ -205,8 +210,8 @@ def max(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     if isinstance(dim, Tensor):
         return forward_of("maximum")(x, dim)
     if dim is None and axis is None:
-        return _extreme(x, None, keepdim, None, keepdims, "max", np.max, nan_takes_gradient=True)
-    return _extreme_dim(x, dim, keepdim, axis, keepdims, "max", np.argmax, np.max)
+        return _extreme(x, None, keepdim, None, keepdims, "max", "max", nan_takes_gradient=True)
+    return _extreme_dim(x, dim, keepdim, axis, keepdims, "max", "argmax", "max")
 
 
 @register("min", methods=("min",))
@@ -215,31 +220,34 @@ def min(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None):
     if isinstance(dim, Tensor):
         return forward_of("minimum")(x, dim)
     if dim is None and axis is None:
-        return _extreme(x, None, keepdim, None, keepdims, "min", np.min, nan_takes_gradient=True)
-    return _extreme_dim(x, dim, keepdim, axis, keepdims, "min", np.argmin, np.min)
+        return _extreme(x, None, keepdim, None, keepdims, "min", "min", nan_takes_gradient=True)
+    return _extreme_dim(x, dim, keepdim, axis, keepdims, "min", "argmin", "min")
 
 
 @register("argmax", methods=("argmax",))
 def argmax(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Index of the largest value (of the flattened tensor when ``dim`` is None)."""
-    return _arg(x, dim, keepdim, axis, keepdims, "argmax", np.argmax)
+    return _arg(x, dim, keepdim, axis, keepdims, "argmax", "argmax")
 
 
 @register("argmin", methods=("argmin",))
 def argmin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Index of the smallest value (of the flattened tensor when ``dim`` is None)."""
-    return _arg(x, dim, keepdim, axis, keepdims, "argmin", np.argmin)
+    return _arg(x, dim, keepdim, axis, keepdims, "argmin", "argmin")
 
 
 def _arg(x, dim, keepdim, axis, keepdims, op, fn):
+    """``fn`` ("argmax" or "argmin", of the array's module) over ``dim``."""
     dim = pick(dim, axis, None, "dim", "axis", op)
     keepdim = keepdim if keepdims is None else keepdims
+    xd = x._data
+    fn = getattr(array_module(xd), fn)
     try:
         if dim is None:  # the index into the flattened tensor; keepdim keeps every dim as size 1 (PyTorch)
-            index = fn(x._data)
-            return constant(np.reshape(index, (1,) * x._data.ndim) if keepdim else index)
-        d = normalize_dim(dim, x._data.ndim, op)
-        return constant(fn(x._data, axis=d, keepdims=bool(keepdim)))
+            index = fn(xd)
+            return constant(index.reshape((1,) * xd.ndim) if keepdim else index)
+        d = normalize_dim(dim, xd.ndim, op)
+        return constant(fn(xd, axis=d, keepdims=bool(keepdim)))
     except ValueError:
         raise _reduce_error(op, x) from None
 
@@ -266,7 +274,7 @@ def _var_parts(x: Tensor, dim, unbiased, keepdim, correction, axis, keepdims, dd
     c = _correction(correction, unbiased, ddof)
     n = _count(x._data.shape, dims)
     centred = x._data - x._data.mean(axis=dims, keepdims=True) if n else x._data
-    with np.errstate(divide="ignore", invalid="ignore"):  # n <= c: inf/nan, as PyTorch
+    with quiet():  # n <= c: inf/nan, as PyTorch
         var = (centred * centred).sum(axis=dims, keepdims=keepdim) / builtins.max(n - c, 0)
     return var, (dims, keepdim, n - c)
 
@@ -308,7 +316,7 @@ def std_backward(g, out, ins, node):
 def std(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None, ddof=None):
     """Standard deviation, ``sqrt(var)`` (same arguments as :func:`var`)."""
     data, ctx = _var_parts(x, dim, unbiased, keepdim, correction, axis, keepdims, ddof, "std")
-    return make(np.sqrt(data), (x,), std_backward, ctx)
+    return make(array_module(data).sqrt(data), (x,), std_backward, ctx)
 
 
 @rule("logsumexp", reads=(0, "out"))
@@ -324,7 +332,7 @@ def logsumexp_array(x, dims, keepdim: bool):
     xp = array_module(x)
     shift = xp.max(x, axis=dims, keepdims=True)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) along an axis
-    with np.errstate(divide="ignore"):  # log(0) = -inf when every element is -inf
+    with quiet():  # log(0) = -inf when every element is -inf
         out = xp.log(xp.exp(x - shift).sum(axis=dims, keepdims=True)) + shift
     if not keepdim:
         out = out.reshape(()) if dims is None else out.squeeze(axis=dims)
@@ -336,8 +344,9 @@ def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -
     """``log(sum(exp(x), dim))``, stable for large inputs."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "logsumexp")
     if x._data.size == 0:  # no maximum to shift by, nothing to overflow: a sum of no terms is 0, log 0 = -inf
-        with np.errstate(divide="ignore"):
-            data = np.log(np.exp(x._data).sum(axis=dims, keepdims=keepdim))
+        xp = array_module(x._data)
+        with quiet():
+            data = xp.log(xp.exp(x._data).sum(axis=dims, keepdims=keepdim))
     else:
         data = logsumexp_array(x._data, dims, keepdim)
     return make(data, (x,), logsumexp_backward, (dims, keepdim))
@@ -352,11 +361,11 @@ def logsumexp(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -
 def all(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """True where every element along ``dim`` is nonzero."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "all")
-    return constant(np.all(x._data, axis=dims, keepdims=keepdim))
+    return constant(array_module(x._data).all(x._data, axis=dims, keepdims=keepdim))
 
 
 @register("any", methods=("any",))
 def any(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """True where some element along ``dim`` is nonzero."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "any")
-    return constant(np.any(x._data, axis=dims, keepdims=keepdim))
+    return constant(array_module(x._data).any(x._data, axis=dims, keepdims=keepdim))

@@ -168,7 +168,7 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None, k
     data = x._data.astype(_dtype_arg(x, dtype), copy=False)
     if dim is None:
         with quiet():
-            return make(np.asarray(data.prod()), (x,), prod_backward, (None, False))
+            return make(data.prod(), (x,), prod_backward, (None, False))  # make() turns a NumPy scalar to 0-d
     try:
         operator.index(dim)
     except TypeError:

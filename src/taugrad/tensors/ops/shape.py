@@ -16,7 +16,7 @@ import numpy as np
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.dtypes import result_type
-from taugrad.tensors.node import array_module, make, make_view
+from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, make_view
 from taugrad.tensors.rule import register, rule
 from taugrad.tensors.node import Tensor, to_array
 
@@ -150,7 +150,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     perm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
     if sorted(perm) != list(range(ndim)):
         raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {ndim} dimensions of shape {x.shape}")
-    inverse = tuple(np.argsort(perm).tolist())
+    inverse = tuple(sorted(range(ndim), key=perm.__getitem__))
     return make_view(array_module(x._data).transpose(x._data, perm), x, (x,), permute_backward, inverse)
 
 
@@ -239,6 +239,11 @@ def cat(tensors, dim: int = 0) -> Tensor:
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"cat: shapes must match except in dim {dim}, got {shapes}") from None
+    except TypeError:  # arrays of two devices
+        mixed = device_mismatch("cat", *parts)
+        if mixed is None:
+            raise
+        raise mixed from None
     bounds, lo = [], 0
     for t in parts:
         bounds.append((lo, lo + t.shape[d]))
@@ -267,6 +272,9 @@ def stack(tensors, dim: int = 0) -> Tensor:
     except ValueError:
         shapes = ", ".join(str(t.shape) for t in parts)
         raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
+    except TypeError:  # arrays of two devices
+        check_same_device("stack", *parts)
+        raise
     return make(data, parts, stack_backward, d)
 
 

@@ -86,7 +86,8 @@ def _dim(x: Tensor, dim, op: str) -> int:
 def _gathered(x: Tensor, order, d: int, rule_fn) -> ValuesIndices:
     if x._data.ndim == 0:  # a single element: itself, at index 0
         key = ()
-        return ValuesIndices(make(x._data.copy(), (x,), rule_fn, key), constant(np.zeros((), dtype=np.int64)))
+        zero = array_module(x._data).zeros((), dtype=np.int64)
+        return ValuesIndices(make(x._data.copy(), (x,), rule_fn, key), constant(zero))
     key = along_key(order, d)
     return ValuesIndices(make(x._data[key], (x,), rule_fn, key), constant(order.astype(np.int64, copy=False)))
 
@@ -109,7 +110,7 @@ def argsort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = F
     """The indices that sort ``x`` along ``dim`` (``sort(...).indices``; int64, no gradient)."""
     d = _dim(x, dim, "argsort")
     if x._data.ndim == 0:
-        return constant(np.zeros((), dtype=np.int64))
+        return constant(array_module(x._data).zeros((), dtype=np.int64))
     return constant(_argsort(x._data, d, bool(descending)).astype(np.int64, copy=False))
 
 
