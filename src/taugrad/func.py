@@ -40,6 +40,7 @@ from taugrad.autograd import grad as _engine_grad
 from taugrad.grad_mode import enable_grad, is_grad_enabled
 from taugrad.graph import topological_order
 from taugrad.scalar.value import Value
+from taugrad.tensors.backend import array_module, device_of, is_array, to_device
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops.shape import stack
 
@@ -126,7 +127,7 @@ def _reaches_outside(outs: Sequence[Any], tracked: Sequence[Any]) -> bool:
 def _zeros_like(x: Any) -> Any:
     if isinstance(x, Value):
         return Value(0.0)
-    return Tensor(np.zeros(x.shape, dtype=x.dtype))
+    return Tensor(array_module(x._data).zeros(x.shape, dtype=x.dtype))
 
 
 def _depends(out: Any) -> bool:
@@ -310,7 +311,9 @@ def _check_like(vectors: Sequence[Any], likes: Sequence[Any], what: str, op: str
         if isinstance(like, Value):
             result.append(v if isinstance(v, Value) else Value(float(v)))
             continue
-        v = v if isinstance(v, Tensor) else Tensor(np.asarray(v, dtype=like.dtype))
+        if not isinstance(v, Tensor):  # a host value: on the device of what it pairs with
+            array = v.astype(like.dtype, copy=False) if is_array(v) else np.asarray(v, dtype=like.dtype)
+            v = Tensor(to_device(array, device_of(like._data)))
         if v.shape != like.shape:
             raise ValueError(f"func.{op}: {what} {i} has shape {v.shape}, expected {like.shape}")
         result.append(v)
@@ -390,7 +393,7 @@ def _dummy_cotangent(out: Any) -> Any:
     """A leaf ``u`` shaped like ``out`` to differentiate with respect to (its value is irrelevant)."""
     if isinstance(out, Value):
         return Value(0.0)
-    return Tensor(np.zeros(out.shape, dtype=out.dtype), requires_grad=True)
+    return Tensor(array_module(out._data).zeros(out.shape, dtype=out.dtype), requires_grad=True)
 
 
 def _inner(a: Any, b: Any) -> Any:
@@ -448,8 +451,9 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
         return _differentiate([out], inputs, [None], create_graph)
     rows: List[List[Any]] = [[] for _ in inputs]
     n = out._data.size
+    xp = array_module(out._data)
     for k in range(n):
-        seed = np.zeros(n, dtype=out.dtype)
+        seed = xp.zeros(n, dtype=out.dtype)
         seed[k] = 1.0
         grads = _differentiate([out], inputs, [Tensor(seed.reshape(out.shape))], create_graph)
         for row, g in zip(rows, grads):
@@ -457,11 +461,11 @@ def _jacobian_blocks(out: Any, inputs: List[Any], create_graph: bool) -> List[An
     blocks = []
     for x, row in zip(inputs, rows):
         if n == 0:
-            blocks.append(Tensor(np.zeros(out.shape + x.shape, dtype=x.dtype)))
+            blocks.append(Tensor(xp.zeros(out.shape + x.shape, dtype=x.dtype)))
         elif create_graph:
             blocks.append(stack(row).reshape(out.shape + x.shape))
         else:
-            blocks.append(Tensor(np.stack([g._data for g in row]).reshape(out.shape + x.shape)))
+            blocks.append(Tensor(xp.stack([g._data for g in row]).reshape(out.shape + x.shape)))
     return blocks
 
 

@@ -37,7 +37,8 @@ from taugrad.tensors.ops.losses import (
     softmax,
 )
 from taugrad.tensors.ops.shape import pad
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.backend import array_module
+from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, unfold
 from taugrad.tensors.ops.norm import batch_norm, dropout2d, group_norm, interpolate
 from taugrad.tensors.ops.pool import (
@@ -90,12 +91,12 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor = None) -> Tensor:
 
 def one_hot(target, num_classes: int = -1) -> Tensor:
     """int64 tensor with a 1 at each target's class along a new last dimension."""
-    t = target._data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else as_array(target)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot: targets must be integers, got dtype {t.dtype}")
     if num_classes < 0:
         num_classes = int(t.max()) + 1 if t.size else 0
-    if t.size and (t.min() < 0 or t.max() >= num_classes):
+    if t.size and bool(((t < 0) | (t >= num_classes)).any()):  # one read-back from a device
         bad = int(t.min()) if t.min() < 0 else int(t.max())
         raise ValueError(f"one_hot: class {bad} is out of range for {num_classes} classes")
-    return Tensor((t[..., None] == np.arange(num_classes)).astype(np.int64))
+    return constant((t[..., None] == array_module(t).arange(num_classes)).astype(np.int64))

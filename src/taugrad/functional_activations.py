@@ -11,7 +11,8 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.backend import array_module
+from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
@@ -72,7 +73,8 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """
     x = _floating(_tensor(input, "softplus"), "softplus")
     z = x * beta if beta != 1 else x
-    smooth = binary_cross_entropy_with_logits(z, constant(np.zeros(x.shape, dtype=x._data.dtype)), reduction="none")
+    zeros = constant(array_module(x._data).zeros(x.shape, dtype=x._data.dtype))
+    smooth = binary_cross_entropy_with_logits(z, zeros, reduction="none")
     if beta != 1:
         smooth = smooth * (1.0 / beta)
     return where(z > threshold, x, smooth)
@@ -84,7 +86,7 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: b
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     x = _floating(_tensor(input, "hardtanh"), "hardtanh")
     inside = (x > min_val) & (x < max_val)
-    return where(inside, x, constant(np.clip(x._data, min_val, max_val)))
+    return where(inside, x, constant(array_module(x._data).clip(x._data, min_val, max_val)))
 
 
 def relu6(input: Any, inplace: bool = False) -> Tensor:
@@ -152,11 +154,12 @@ def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max
     """
     if max_norm is not None or scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
-    index = np.asarray(input._data if isinstance(input, Tensor) else input)
+    index = input._data if isinstance(input, Tensor) else as_array(input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
-    if index.size and (index.min() < 0 or index.max() >= rows):
+    # one check, so one read-back from a device (a GPU would wrap a bad index around silently)
+    if index.size and bool(((index < 0) | (index >= rows)).any()):
         raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
     out = weight[index]
     if padding_idx is not None:

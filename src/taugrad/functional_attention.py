@@ -6,7 +6,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.backend import array_module
+from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.losses import dropout, softmax
 
 __all__ = ["scaled_dot_product_attention"]
@@ -21,21 +22,24 @@ def _tensor(x: Any, name: str) -> Tensor:
         raise TypeError(f"scaled_dot_product_attention: {name} must be a Tensor, got {type(x).__name__} ({error})") from None
 
 
-def attention_bias(L: int, S: int, attn_mask: Any, is_causal: bool, dtype: Any) -> Optional[np.ndarray]:
+def attention_bias(L: int, S: int, attn_mask: Any, is_causal: bool, like: Any) -> Optional[Any]:
     """The additive bias: 0 where a query may attend a key, -inf where not (None: no mask at all).
+
+    An array of the dtype and module (device) of the query's array ``like``, or a float mask Tensor as given.
 
     A boolean ``attn_mask`` says where attending is *allowed* (True), as in
     PyTorch's scaled_dot_product_attention; a floating one is added as it is.
     """
     bias = None
+    dtype, xp = like.dtype, array_module(like)
     if is_causal:
         if attn_mask is not None:
             raise ValueError("scaled_dot_product_attention: give attn_mask or is_causal=True, not both")
-        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        bias = xp.where(xp.tril(xp.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
     if attn_mask is not None:
-        mask = attn_mask._data if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        mask = attn_mask._data if isinstance(attn_mask, Tensor) else as_array(attn_mask)
         if mask.dtype == np.bool_:
-            bias = np.where(mask, 0.0, -np.inf).astype(dtype)
+            bias = array_module(mask).where(mask, 0.0, -np.inf).astype(dtype)
         else:
             return attn_mask if isinstance(attn_mask, Tensor) else mask.astype(dtype, copy=False)
     return bias
@@ -66,7 +70,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     L, S = q.shape[-2], k.shape[-2]
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * factor
-    bias = attention_bias(L, S, attn_mask, is_causal, q._data.dtype)
+    bias = attention_bias(L, S, attn_mask, is_causal, q._data)
     if bias is not None:
         scores = scores + (bias if isinstance(bias, Tensor) else constant(bias))
     weights = softmax(scores, -1)

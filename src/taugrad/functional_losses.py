@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-import numpy as np
-
+from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import where
@@ -46,7 +45,7 @@ def _pair(input: Any, target: Any, op: str):
     x = _fused._input_tensor(input, op)
     if x._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: input must be floating, got dtype {x._data.dtype}")
-    y = _fused._target_like(target, x)
+    y = _fused._target_like(target, x, op)
     _fused._same_shape(x, y, op)
     return x, y
 
@@ -82,7 +81,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     a = d.abs()
     losses = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
     if weight is not None:
-        losses = losses * _fused._target_like(weight, x)
+        losses = losses * _fused._target_like(weight, x, "huber_loss")
     return _reduce(losses, reduction, "huber_loss")
 
 
@@ -99,14 +98,14 @@ def binary_cross_entropy(input: Any, target: Any, weight: Optional[Any] = None, 
     reduction = legacy_reduction(size_average, reduce, reduction)
     p, y = _pair(input, target, "binary_cross_entropy")
     data = p._data
-    if data.size and not (np.all(data >= 0) and np.all(data <= 1)):  # written so that nan fails too
+    if data.size and not bool(((data >= 0) & (data <= 1)).all()):  # written so that nan fails too
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
     floor = math.exp(_LOG_FLOOR)
     log_p = p.clip(floor, None).log()
     log_q = (1.0 - p).clip(floor, None).log()
     losses = -(y * log_p + (1.0 - y) * log_q)
     if weight is not None:
-        losses = losses * _fused._target_like(weight, p)
+        losses = losses * _fused._target_like(weight, p, "binary_cross_entropy")
     return _reduce(losses, reduction, "binary_cross_entropy")
 
 
@@ -126,11 +125,12 @@ def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Optional[A
     x, y = _pair(input, target, "binary_cross_entropy_with_logits")
     losses = _fused.binary_cross_entropy_with_logits(x, y, reduction="none")
     if pos_weight is not None:
-        ones = constant(np.ones(x.shape, dtype=x._data.dtype))
+        ones = constant(array_module(x._data).ones(x.shape, dtype=x._data.dtype))
         positive = _fused.binary_cross_entropy_with_logits(x, ones, reduction="none")
-        losses = losses + (_fused._target_like(pos_weight, x) - 1.0) * y * positive
+        pos = _fused._target_like(pos_weight, x, "binary_cross_entropy_with_logits")
+        losses = losses + (pos - 1.0) * y * positive
     if weight is not None:
-        losses = losses * _fused._target_like(weight, x)
+        losses = losses * _fused._target_like(weight, x, "binary_cross_entropy_with_logits")
     return _reduce(losses, reduction, "binary_cross_entropy_with_logits")
 
 
@@ -150,8 +150,9 @@ def kl_div(input: Any, target: Any, size_average=None, reduce=None, reduction: s
         losses = y.exp() * (y - x)
     else:
         positive = y > 0
-        safe = where(positive, y, constant(np.ones(y.shape, dtype=y._data.dtype)))
-        losses = where(positive, y * safe.log(), constant(np.zeros(y.shape, dtype=y._data.dtype))) - y * x
+        xp = array_module(y._data)
+        safe = where(positive, y, constant(xp.ones(y.shape, dtype=y._data.dtype)))
+        losses = where(positive, y * safe.log(), constant(xp.zeros(y.shape, dtype=y._data.dtype))) - y * x
     if reduction == "batchmean":
         return losses.sum() / (x.shape[0] if x.ndim else 1)
     return _reduce(losses, reduction, "kl_div")

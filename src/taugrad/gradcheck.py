@@ -21,6 +21,7 @@ from taugrad.grad_mode import no_grad
 from taugrad.scalar.higher import grad as value_grad
 from taugrad.scalar.value import Value
 from taugrad.tensors import engine
+from taugrad.tensors.backend import move_like, to_host
 from taugrad.tensors.node import Tensor
 
 
@@ -100,6 +101,17 @@ def _name(index: int, inp: Any) -> str:
     return f"input {index}" + (f" ({label})" if label else "")
 
 
+def _host64(array: Any) -> np.ndarray:
+    """An analytic gradient as float64 on the host, where it is compared."""
+    return np.asarray(to_host(array), dtype=np.float64)
+
+
+def _element(data: Any, position: tuple) -> Any:
+    """``data[position]``, kept apart from ``data`` (a device array's element is a 0-d view of it)."""
+    value = data[position]
+    return value if type(data) is np.ndarray else value.copy()
+
+
 class _ScalarAdapter:
     """gradcheck for ``Value`` inputs and ``Value`` outputs (every input is checked)."""
 
@@ -168,7 +180,7 @@ class _TensorAdapter:
         if k not in self._projections:
             rng = np.random.default_rng(12345 + k)
             self._projections[k] = rng.uniform(0.5, 1.5, size=out._data.shape)
-        scalar = (out * Tensor(self._projections[k].astype(out._data.dtype))).sum()
+        scalar = (out * Tensor(move_like(self._projections[k].astype(out._data.dtype), out._data))).sum()
         return scalar, float(scalar._data)
 
     def analytic(self, f: Callable[..., Any], inputs: List[Any], k: int) -> List[np.ndarray]:
@@ -177,14 +189,14 @@ class _TensorAdapter:
         if not scalar.requires_grad:  # the output does not depend on the inputs
             return [np.zeros(inp.shape) for inp in wrt]
         grads = engine.grad(scalar, wrt, allow_unused=True)
-        return [np.zeros(inp.shape) if g is None else np.asarray(g._data, dtype=np.float64) for inp, g in zip(wrt, grads)]
+        return [np.zeros(inp.shape) if g is None else _host64(g._data) for inp, g in zip(wrt, grads)]
 
     def numeric(self, f: Callable[..., Any], inputs: List[Any], inp: Any, eps: float, k: int) -> np.ndarray:
         data = inp._data
         result = np.zeros(data.shape, dtype=np.float64)
         with no_grad():
             for position in np.ndindex(data.shape):
-                original = data[position]
+                original = _element(data, position)
                 try:
                     data[position] = original + eps
                     plus = self._project(self.outputs(f(*inputs))[k], k)[1]
@@ -303,7 +315,8 @@ class _SecondOrder:
             return out
         if self.r is None:
             rng = np.random.default_rng(12345)
-            self.r = Tensor(rng.uniform(0.5, 1.5, size=out._data.shape).astype(out._data.dtype), requires_grad=True)
+            r = rng.uniform(0.5, 1.5, size=out._data.shape).astype(out._data.dtype)
+            self.r = Tensor(move_like(r, out._data), requires_grad=True)
         return (out * self.r).sum()
 
     def gradient_dot_v(self, create_graph: bool) -> Any:
@@ -315,9 +328,9 @@ class _SecondOrder:
         total: Any = 0.0
         for g, v in zip(grads, self.v):
             if g is not None:
-                total = total + (g * Tensor(v)).sum()
+                total = total + (g * Tensor(move_like(v, g._data))).sum()
         if not create_graph:
-            return float(np.asarray(total._data if isinstance(total, Tensor) else total))
+            return float(total._data if isinstance(total, Tensor) else total)
         return total
 
 
@@ -331,7 +344,7 @@ def _tensor_gradgrad(
     positions = [index for index, _ in checked]
     if isinstance(phi, Tensor) and phi.requires_grad:
         second = engine.grad(phi, wrt, allow_unused=True)
-        analytic = [np.zeros(x.shape) if s is None else np.asarray(s._data, dtype=np.float64) for x, s in zip(wrt, second)]
+        analytic = [np.zeros(x.shape) if s is None else _host64(s._data) for x, s in zip(wrt, second)]
     else:  # the gradient does not depend on the inputs: every second derivative is 0
         analytic = [np.zeros(x.shape) for x in wrt]
     problems: List[str] = []
@@ -339,7 +352,7 @@ def _tensor_gradgrad(
         numeric = np.zeros(x.shape)
         data = x._data
         for position in np.ndindex(data.shape):
-            original = data[position]
+            original = _element(data, position)
             try:
                 data[position] = original + eps
                 plus = check.gradient_dot_v(create_graph=False)

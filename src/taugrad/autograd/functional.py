@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Tuple
 
-import numpy as np
-
 from taugrad.grad_mode import enable_grad
 from taugrad.tensors import engine
+from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.rule import forward_of
 
@@ -66,8 +65,13 @@ def _grads(outputs, inputs, grad_outputs, create_graph: bool) -> list:
     result = []
     for t in inputs:
         g = found.get(id(t))
-        result.append(Tensor(np.zeros(t.shape, dtype=t.dtype)) if g is None else g)
+        result.append(Tensor(_xp(t).zeros(t.shape, dtype=t.dtype)) if g is None else g)
     return result
+
+
+def _xp(t: Tensor):
+    """The array module of ``t``'s device: new arrays made beside it."""
+    return array_module(t._data)
 
 
 def _finish(x, create_graph: bool):
@@ -80,7 +84,7 @@ def _check_vectors(v, likes: tuple, what: str, op: str) -> tuple:
     if v is None:
         if len(likes) != 1 or likes[0].numel() != 1:
             raise RuntimeError(f"{op}: v can be omitted only for a single one-element {what}")
-        return (Tensor(np.ones(likes[0].shape, dtype=likes[0].dtype)),)
+        return (Tensor(_xp(likes[0]).ones(likes[0].shape, dtype=likes[0].dtype)),)
     _, vs = _as_tuple(v, "v", op)
     if len(vs) != len(likes):
         raise RuntimeError(f"{op}: v has {len(vs)} tensors, the {what} has {len(likes)}")
@@ -108,7 +112,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     vs = _check_vectors(v, ins, "input", "jvp")
     single_out, outs = _call(func, ins, single_in, "jvp")
     with enable_grad():
-        dummies = tuple(Tensor(np.zeros(o.shape, dtype=o.dtype), requires_grad=True) for o in outs)
+        dummies = tuple(Tensor(_xp(o).zeros(o.shape, dtype=o.dtype), requires_grad=True) for o in outs)
         grads = _grads(outs, ins, dummies, True)  # u^T J, linear in u
         pairs = [(g, w) for g, w in zip(grads, vs) if g.requires_grad]
         if pairs:
@@ -116,7 +120,7 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
                              create_graph=create_graph, allow_unused=True)
         else:
             jv = (None,) * len(dummies)
-    jv = tuple(Tensor(np.zeros(o.shape, dtype=o.dtype)) if g is None else g for g, o in zip(jv, outs))
+    jv = tuple(Tensor(_xp(o).zeros(o.shape, dtype=o.dtype)) if g is None else g for g, o in zip(jv, outs))
     return (_finish(outs[0] if single_out else outs, create_graph),
             _finish(jv[0] if single_out else jv, create_graph))
 
@@ -137,7 +141,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
     for out in outs:
         rows = [[] for _ in ins]
         for k in range(out.numel()):
-            seed = np.zeros(out.numel(), dtype=out.dtype)
+            seed = _xp(out).zeros(out.numel(), dtype=out.dtype)
             seed[k] = 1
             grads = _grads([out], ins, [Tensor(seed.reshape(out.shape))], create_graph)
             for i, g in enumerate(grads):
@@ -148,7 +152,7 @@ def jacobian(func: Callable, inputs, create_graph: bool = False, strict: bool = 
                 stacked = rows[i][0].reshape(1, *t.shape) if len(rows[i]) == 1 else _stack(rows[i])
                 per_input.append(stacked.reshape(*out.shape, *t.shape))
             else:
-                per_input.append(Tensor(np.zeros(out.shape + t.shape, dtype=t.dtype)))
+                per_input.append(Tensor(_xp(t).zeros(out.shape + t.shape, dtype=t.dtype)))
         blocks.append(tuple(per_input))
     result = tuple(b[0] if single_in else b for b in blocks)
     return _finish(result[0] if single_out else result, create_graph)
@@ -167,7 +171,7 @@ def hessian(func: Callable, inputs, create_graph: bool = False, strict: bool = F
         single_out, outs = _call(func, xs, single_in, "hessian")
         if not single_out or outs[0].numel() != 1:
             raise RuntimeError("hessian: the function must return a single Tensor with one element")
-        grads = tuple(_grads([outs[0].reshape(())], xs, [Tensor(np.ones((), dtype=outs[0].dtype))], True))
+        grads = tuple(_grads([outs[0].reshape(())], xs, [Tensor(_xp(outs[0]).ones((), dtype=outs[0].dtype))], True))
         return grads[0] if single_in else grads
 
     return jacobian(gradient, inputs, create_graph=create_graph)
@@ -182,14 +186,14 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
     if not single_out or outs[0].numel() != 1:
         raise RuntimeError("hvp: the function must return a single Tensor with one element")
     with enable_grad():
-        grads = _grads([outs[0]], ins, [Tensor(np.ones(outs[0].shape, dtype=outs[0].dtype))], True)
+        grads = _grads([outs[0]], ins, [Tensor(_xp(outs[0]).ones(outs[0].shape, dtype=outs[0].dtype))], True)
         dot = None
         for g, w in zip(grads, vs):
             if g.requires_grad:
                 term = (g * w).sum()
                 dot = term if dot is None else dot + term
-        hv = _grads([dot], ins, [Tensor(np.ones((), dtype=dot.dtype))], create_graph) if dot is not None else \
-            [Tensor(np.zeros(t.shape, dtype=t.dtype)) for t in ins]
+        hv = _grads([dot], ins, [Tensor(_xp(dot).ones((), dtype=dot.dtype))], create_graph) if dot is not None else \
+            [Tensor(_xp(t).zeros(t.shape, dtype=t.dtype)) for t in ins]
     return (_finish(outs[0], create_graph), _finish(hv[0] if single_in else tuple(hv), create_graph))
 
 

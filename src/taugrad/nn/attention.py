@@ -14,7 +14,8 @@ import numpy as np
 from taugrad.nn import init
 from taugrad.nn.layers import Linear
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.backend import array_module
+from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.losses import dropout, softmax
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
@@ -32,9 +33,9 @@ def _additive(mask: Any, dtype: Any, name: str) -> Optional[Tensor]:
     """A boolean mask (True = *not* allowed, PyTorch's convention here) as -inf/0, or a float mask as it is."""
     if mask is None:
         return None
-    array = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
+    array = mask._data if isinstance(mask, Tensor) else as_array(mask)
     if array.dtype == np.bool_:
-        return constant(np.where(array, -np.inf, 0.0).astype(dtype))
+        return constant(array_module(array).where(array, -np.inf, 0.0).astype(dtype))
     if array.dtype.kind != "f":
         raise TypeError(f"MultiheadAttention: {name} must be bool or floating, got dtype {array.dtype}")
     return mask if isinstance(mask, Tensor) else constant(array.astype(dtype))
@@ -118,7 +119,7 @@ class MultiheadAttention(Module):
         if unbatched:
             q, k, v = q.unsqueeze(1), k.unsqueeze(1), v.unsqueeze(1)
             if key_padding_mask is not None:
-                key_padding_mask = np.asarray(getattr(key_padding_mask, "_data", key_padding_mask))[None]
+                key_padding_mask = as_array(getattr(key_padding_mask, "_data", key_padding_mask))[None]
         elif self.batch_first:
             q, k, v = q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1)
         if q.ndim != 3 or q.shape[-1] != self.embed_dim:

@@ -12,6 +12,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from taugrad.nn.module import Module, Parameter
+from taugrad.tensors.backend import is_array
 from taugrad.tensors.node import Tensor
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
@@ -84,7 +85,7 @@ def _as_parameter(value: Any) -> Any:
         return value
     if isinstance(value, Tensor):
         return Parameter(value)
-    if isinstance(value, np.ndarray):
+    if is_array(value):
         return Parameter(value)
     return value
 

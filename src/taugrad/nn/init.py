@@ -16,6 +16,7 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
+from taugrad.tensors.backend import device_of, move_like
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.generator import default_generator, get_generator, manual_seed
 from taugrad.tensors.node import Tensor
@@ -38,12 +39,16 @@ __all__ = [
 ]
 
 
-def _rng(generator: Optional[np.random.Generator]) -> np.random.Generator:
-    return get_generator(generator)
+def _rng(generator: Optional[np.random.Generator], tensor: Any) -> np.random.Generator:
+    """``generator``'s stream, or the default one of ``tensor``'s device (draws are made on the host)."""
+    return get_generator(generator, device_of(tensor._data))
 
 
 def _fill(tensor: Any, values: Any) -> Any:
-    tensor._data[...] = values  # cast to the tensor's dtype; the array object is kept
+    target = tensor._data
+    if type(values) is np.ndarray:  # drawn on the host: sent to the tensor's device
+        values = move_like(values, target)
+    target[...] = values  # cast to the tensor's dtype; the array object is kept
     if isinstance(tensor, Tensor):
         bump_version(tensor)  # a graph recorded before this change can no longer be backpropagated
     return tensor
@@ -72,7 +77,7 @@ def calculate_fan_in_and_fan_out(tensor: Any) -> Tuple[int, int]:
     shape = tensor.shape
     if len(shape) < 2:
         raise ValueError(f"fan in and fan out need a tensor of at least 2 dimensions, got shape {tuple(shape)}")
-    receptive_field = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    receptive_field = math.prod(shape[2:]) if len(shape) > 2 else 1
     return shape[1] * receptive_field, shape[0] * receptive_field
 
 
@@ -85,12 +90,12 @@ def _fan(tensor: Any, mode: str) -> int:
 
 def uniform_(tensor: Any, a: float = 0.0, b: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
     """Fill with samples of U(a, b)."""
-    return _fill(tensor, _rng(generator).uniform(a, b, size=tensor.shape))
+    return _fill(tensor, _rng(generator, tensor).uniform(a, b, size=tensor.shape))
 
 
 def normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
     """Fill with samples of N(mean, std^2)."""
-    return _fill(tensor, _rng(generator).normal(mean, std, size=tensor.shape))
+    return _fill(tensor, _rng(generator, tensor).normal(mean, std, size=tensor.shape))
 
 
 def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
@@ -103,7 +108,7 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     """
     if not a < b:
         raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
-    rng = _rng(generator)
+    rng = _rng(generator, tensor)
     values = rng.normal(mean, std, size=tensor.shape)
     outside = (values < a) | (values > b)
     for _ in range(10_000):

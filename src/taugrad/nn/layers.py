@@ -18,7 +18,7 @@ from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.node import Tensor, as_array
 
 __all__ = [
     "Identity",
@@ -128,10 +128,11 @@ class Embedding(Module):
         init.normal_(self.weight)
 
     def forward(self, indices: Any) -> Tensor:
-        index = np.asarray(indices._data if isinstance(indices, Tensor) else indices)
+        index = indices._data if isinstance(indices, Tensor) else as_array(indices)
         if index.dtype.kind not in "iu":
             raise TypeError(f"Embedding expects integer indices, got dtype {index.dtype}")
-        if index.size and (index.min() < 0 or index.max() >= self.num_embeddings):
+        # one check, so one read-back from a device (a GPU would wrap a bad index around silently)
+        if index.size and bool(((index < 0) | (index >= self.num_embeddings)).any()):
             raise IndexError(f"Embedding index out of range: indices must be in [0, {self.num_embeddings}), "
                              f"got min {index.min()} and max {index.max()}")
         return self.weight[index]

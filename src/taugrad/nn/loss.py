@@ -12,6 +12,7 @@ import numpy as np
 
 import taugrad.functional as F
 from taugrad.nn.module import Module
+from taugrad.tensors.backend import is_array
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops.losses import legacy_reduction
 
@@ -31,7 +32,7 @@ __all__ = [
 def _buffer(value: Any) -> Optional[Tensor]:
     if value is None or isinstance(value, Tensor):
         return value
-    return Tensor(np.asarray(value))
+    return Tensor(value if is_array(value) else np.asarray(value))
 
 
 class _Loss(Module):

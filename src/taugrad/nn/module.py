@@ -20,7 +20,8 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from taugrad.tensors.device import parse_to, unavailable
+from taugrad.tensors.backend import device_of, is_array, to_device
+from taugrad.tensors.device import parse_to
 from taugrad.tensors.device import device as Device
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
@@ -60,6 +61,8 @@ def _as_array(value: Any, key: str) -> np.ndarray:
     """The ndarray inside a state-dict value: a Tensor, an ndarray or anything array-like (a torch tensor)."""
     if isinstance(value, Tensor):
         return value._data
+    if is_array(value) and not isinstance(value, np.ndarray):  # a device array (CuPy)
+        return value
     try:
         array = np.asarray(value)
     except Exception as err:  # e.g. a torch tensor that requires grad
@@ -67,6 +70,20 @@ def _as_array(value: Any, key: str) -> np.ndarray:
     if array.dtype.kind not in "biufc":
         raise StateDictError(f"value for {key!r} is not numeric: {type(value).__name__} of dtype {array.dtype}")
     return array
+
+
+def _convert_in_place(t: Tensor, dev, dtype) -> None:
+    """``t`` (and its gradient) moved to ``dev`` and, if floating, converted to ``dtype``; same object."""
+    if dev is not None:
+        moved = to_device(t._data, dev)
+        if moved is not t._data:
+            t._data = moved
+            if t._grad is not None:
+                t._grad = Tensor(to_device(t._grad._data, dev))
+    if dtype is not None and t._data.dtype.kind in "fc" and t._data.dtype != dtype:
+        t._data = t._data.astype(dtype)
+        if t._grad is not None:
+            t._grad = Tensor(t._grad._data.astype(dtype))
 
 
 class Module:
@@ -319,31 +336,28 @@ class Module:
     def to(self, *args: Any, **kwargs: Any) -> "Module":
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``, in place; returns self.
 
-        The only device is the CPU (another raises ``RuntimeError``).  A dtype
-        converts the floating parameters and buffers (and their gradients) in
-        place, as PyTorch: each keeps its identity, so an optimizer built
-        before still holds them; integer buffers (counters) keep their dtype.
+        Parameters and buffers (and the parameters' gradients) move to the
+        device, and the floating ones convert to the dtype, in place, as
+        PyTorch: each tensor keeps its identity, so an optimizer built before
+        still holds them; integer buffers (counters) keep their dtype.
         """
-        _, dtype, _, _ = parse_to("Module.to", args, kwargs)
-        if dtype is None:
-            return self
-        if dtype.kind not in "fc":
+        dev, dtype, _, _ = parse_to("Module.to", args, kwargs)
+        if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"Module.to: only floating or complex dtypes convert a module, got {dtype}")
         for t in list(self.parameters()) + list(self.buffers()):
-            if t._data.dtype.kind in "fc" and t._data.dtype != dtype:
-                t._data = t._data.astype(dtype)
-                if t._grad is not None:
-                    t._grad = Tensor(t._grad._data.astype(dtype))
+            _convert_in_place(t, dev, dtype)
         return self
 
     def cpu(self) -> "Module":
-        """Self: every module is on the CPU."""
-        return self
+        """Parameters and buffers moved to the CPU, in place; returns self."""
+        return self.to("cpu")
 
     def cuda(self, device: Any = None) -> "Module":
-        """Always a ``RuntimeError``: there is no CUDA device."""
-        raise unavailable(Device("cuda", device) if device is None or isinstance(device, int) else Device(device),
-                          "Module.cuda")
+        """Parameters and buffers moved to CUDA device ``device`` (the first by default), in place.
+
+        Raises a one-line ``RuntimeError`` when CuPy or a GPU is missing.
+        """
+        return self.to(Device("cuda", device) if device is None or isinstance(device, int) else Device(device))
 
     def half(self) -> "Module":
         """``to(float16)``: floating parameters and buffers become float16, in place."""
@@ -426,7 +440,8 @@ class Module:
         if problems:
             raise StateDictError(f"cannot load state dict into {type(self).__name__}: " + "; ".join(problems))
         for key, array in arrays.items():
-            targets[key]._data[...] = array  # in place: optimizers keep pointing at the same arrays
+            # in place (optimizers keep pointing at the same arrays), on the parameter's device
+            targets[key]._data[...] = to_device(array, device_of(targets[key]._data))
             bump_version(targets[key])
         return IncompatibleKeys(missing, unexpected)
 

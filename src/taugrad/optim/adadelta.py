@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable
 
-import numpy as np
-
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["Adadelta"]
 
@@ -44,11 +43,12 @@ class Adadelta(Optimizer):
         check_number("epsilon value", group["eps"])
         check_number("weight_decay value", group["weight_decay"])
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
-            state["square_avg"] = np.zeros_like(param)
-            state["acc_delta"] = np.zeros_like(param)
+            state["square_avg"] = xp.zeros_like(param)
+            state["acc_delta"] = xp.zeros_like(param)
         state["step"] += 1
         rho, eps = group["rho"], group["eps"]
         if group["maximize"]:
@@ -58,7 +58,7 @@ class Adadelta(Optimizer):
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]
         square_avg *= rho
         square_avg += (1 - rho) * grad * grad
-        delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * grad
+        delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * grad
         acc_delta *= rho
         acc_delta += (1 - rho) * delta * delta
         param -= group["lr"] * delta

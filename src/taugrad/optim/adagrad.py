@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable
 
-import numpy as np
-
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["Adagrad"]
 
@@ -44,10 +43,11 @@ class Adagrad(Optimizer):
         check_number("initial_accumulator_value", group["initial_accumulator_value"])
         check_number("epsilon value", group["eps"])
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
-            state["sum"] = np.full_like(param, group["initial_accumulator_value"])
+            state["sum"] = xp.full_like(param, group["initial_accumulator_value"])
         state["step"] += 1
         if group["maximize"]:
             grad = -grad
@@ -56,4 +56,4 @@ class Adagrad(Optimizer):
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         total = state["sum"]
         total += grad * grad
-        param -= clr * grad / (np.sqrt(total) + group["eps"])
+        param -= clr * grad / (xp.sqrt(total) + group["eps"])

@@ -1,12 +1,14 @@
 """Adam and AdamW: adaptive moment estimation (Kingma & Ba, 2015; Loshchilov & Hutter, 2019)."""
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, Dict, Iterable, Tuple
 
 import numpy as np
 
 from taugrad.optim.optimizer import Optimizer, array_of, check_number, grad_array
+from taugrad.tensors.backend import array_module, device_of
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops.inplace import bump_version
 
@@ -74,27 +76,28 @@ class Adam(Optimizer):
             super()._update_group(group)
             return
         params, arrays, grads, states, (exp_avg, exp_avg_sq, scratch, flat_grad, updates) = flat
-        np.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
+        xp = array_module(exp_avg)
+        xp.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
         step = states[0]["step"] + 1
         for state in states:
             state["step"] = step
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
         beta1, beta2 = group["betas"]
         if weight_decay != 0 and not self._decoupled_weight_decay:
-            np.concatenate([a.reshape(-1) for a in arrays], out=scratch)
+            xp.concatenate([a.reshape(-1) for a in arrays], out=scratch)
             scratch *= weight_decay
             flat_grad += scratch
-        np.multiply(flat_grad, 1 - beta1, out=scratch)
+        xp.multiply(flat_grad, 1 - beta1, out=scratch)
         exp_avg *= beta1
         exp_avg += scratch
-        np.multiply(flat_grad, 1 - beta2, out=scratch)
+        xp.multiply(flat_grad, 1 - beta2, out=scratch)
         scratch *= flat_grad
         exp_avg_sq *= beta2
         exp_avg_sq += scratch
-        denominator = np.sqrt(exp_avg_sq, out=scratch)
+        denominator = xp.sqrt(exp_avg_sq, out=scratch)
         denominator /= math.sqrt(1 - beta2**step)
         denominator += eps
-        update = np.divide(exp_avg, denominator, out=scratch)
+        update = xp.divide(exp_avg, denominator, out=scratch)
         update *= lr / (1 - beta1**step)
         decay = 1 - lr * weight_decay if weight_decay != 0 and self._decoupled_weight_decay else None
         for p, array, u in zip(params, arrays, updates):
@@ -113,14 +116,18 @@ class Adam(Optimizer):
         if any(g is None for g in grads):
             return None
         arrays = [array_of(p) for p in params]
-        dtype = arrays[0].dtype
-        if dtype.kind != "f" or any(a.dtype != dtype or g.dtype != dtype for a, g in zip(arrays, grads)):
-            return None
+        first_array = arrays[0]
+        dtype, kind = first_array.dtype, type(first_array)
+        if dtype.kind != "f" or any(a.dtype != dtype or g.dtype != dtype or type(a) is not kind or type(g) is not kind
+                                    for a, g in zip(arrays, grads)):
+            return None  # mixed dtypes or array types (one flat array needs one of each)
+        if kind is not np.ndarray and len({device_of(a) for a in arrays}) != 1:
+            return None  # parameters on several devices of one backend
         states = [self.state.setdefault(id(p), {}) for p in params]
         # kept on the optimizer, not in the group: param_groups and state_dict() stay torch's
         cached = self.__dict__.setdefault("_flat_adam", {}).get(id(group))
         first = states[0].get("step")
-        if cached is not None and cached[0] == [id(p) for p in params] and all(
+        if cached is not None and cached[0] == [id(p) for p in params] and type(cached[1][0]) is kind and all(
                 s.get("exp_avg") is m and s.get("exp_avg_sq") is v and s["step"] == first
                 for s, m, v in zip(states, cached[2], cached[3])):
             return params, arrays, grads, states, cached[1]
@@ -128,9 +135,10 @@ class Adam(Optimizer):
         if any(states) and not all(s.get("step") == first and "exp_avg" in s for s in states):
             return None
         sizes = [a.size for a in arrays]
-        ends = np.cumsum(sizes).tolist()
+        ends = list(itertools.accumulate(sizes))
         total = ends[-1] if ends else 0
-        exp_avg, exp_avg_sq = np.zeros(total, dtype), np.zeros(total, dtype)
+        xp = array_module(first_array)  # the moments live on the parameters' device
+        exp_avg, exp_avg_sq = xp.zeros(total, dtype), xp.zeros(total, dtype)
         views_m, views_v = [], []
         for state, array, end, size in zip(states, arrays, ends, sizes):
             m = exp_avg[end - size:end].reshape(array.shape)
@@ -143,19 +151,20 @@ class Adam(Optimizer):
             state["exp_avg"], state["exp_avg_sq"] = m, v
             views_m.append(m)
             views_v.append(v)
-        scratch = np.empty(total, dtype)
+        scratch = xp.empty(total, dtype)
         updates = [scratch[end - size:end].reshape(a.shape) for a, end, size in zip(arrays, ends, sizes)]
-        buffers = (exp_avg, exp_avg_sq, scratch, np.empty(total, dtype), updates)
+        buffers = (exp_avg, exp_avg_sq, scratch, xp.empty(total, dtype), updates)
         self._flat_adam[id(group)] = ([id(p) for p in params], buffers, views_m, views_v)
         return params, arrays, grads, states, buffers
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
-            state["exp_avg"] = np.zeros_like(param)
-            state["exp_avg_sq"] = np.zeros_like(param)
+            state["exp_avg"] = xp.zeros_like(param)
+            state["exp_avg_sq"] = xp.zeros_like(param)
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = np.zeros_like(param)
+                state["max_exp_avg_sq"] = xp.zeros_like(param)
         state["step"] += 1
         step = state["step"]
         lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
@@ -172,25 +181,25 @@ class Adam(Optimizer):
         # every term in place through one scratch array: a model has many small
         # parameters, and each temporary costs an allocation per parameter per step
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        scratch = np.multiply(grad, 1 - beta1, dtype=param.dtype)
+        scratch = xp.multiply(grad, 1 - beta1, dtype=param.dtype)
         exp_avg *= beta1
         exp_avg += scratch
-        np.multiply(grad, 1 - beta2, out=scratch)
+        xp.multiply(grad, 1 - beta2, out=scratch)
         scratch *= grad
         exp_avg_sq *= beta2
         exp_avg_sq += scratch
         if group["amsgrad"]:
-            np.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+            xp.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
             second_moment = state["max_exp_avg_sq"]
         else:
             second_moment = exp_avg_sq
 
         bias_correction1 = 1 - beta1**step
         bias_correction2 = 1 - beta2**step
-        denominator = np.sqrt(second_moment, out=scratch)
+        denominator = xp.sqrt(second_moment, out=scratch)
         denominator /= math.sqrt(bias_correction2)
         denominator += eps
-        update = np.divide(exp_avg, denominator, out=scratch)
+        update = xp.divide(exp_avg, denominator, out=scratch)
         update *= lr / bias_correction1
         param -= update
 

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Tuple
 
-import numpy as np
-
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["Adamax"]
 
@@ -49,11 +48,12 @@ class Adamax(Optimizer):
         check_betas(group["betas"])
         check_number("weight_decay value", group["weight_decay"])
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
-            state["exp_avg"] = np.zeros_like(param)
-            state["exp_inf"] = np.zeros_like(param)
+            state["exp_avg"] = xp.zeros_like(param)
+            state["exp_inf"] = xp.zeros_like(param)
         state["step"] += 1
         beta1, beta2 = group["betas"]
         if group["maximize"]:
@@ -63,5 +63,5 @@ class Adamax(Optimizer):
         exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
         exp_avg += (1 - beta1) * (grad - exp_avg)
         exp_inf *= beta2
-        np.maximum(exp_inf, np.abs(grad) + group["eps"], out=exp_inf)
+        xp.maximum(exp_inf, xp.abs(grad) + group["eps"], out=exp_inf)
         param -= group["lr"] / (1 - beta1 ** state["step"]) * exp_avg / exp_inf

@@ -4,10 +4,9 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Iterable, Tuple
 
-import numpy as np
-
 from taugrad.optim.adamax import check_betas
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["NAdam"]
 
@@ -56,12 +55,13 @@ class NAdam(Optimizer):
         check_number("weight_decay value", group["weight_decay"])
         check_number("momentum_decay value", group["momentum_decay"])
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
             state["mu_product"] = 1.0
-            state["exp_avg"] = np.zeros_like(param)
-            state["exp_avg_sq"] = np.zeros_like(param)
+            state["exp_avg"] = xp.zeros_like(param)
+            state["exp_avg_sq"] = xp.zeros_like(param)
         state["step"] += 1
         step = state["step"]
         lr, weight_decay, decay = group["lr"], group["weight_decay"], group["momentum_decay"]
@@ -81,6 +81,6 @@ class NAdam(Optimizer):
         exp_avg += (1 - beta1) * (grad - exp_avg)
         exp_avg_sq *= beta2
         exp_avg_sq += (1 - beta2) * grad * grad
-        denom = np.sqrt(exp_avg_sq / (1 - beta2**step)) + group["eps"]
+        denom = xp.sqrt(exp_avg_sq / (1 - beta2**step)) + group["eps"]
         param -= (lr * (1.0 - mu) / (1.0 - mu_product)) * grad / denom
         param -= (lr * mu_next / (1.0 - mu_product * mu_next)) * exp_avg / denom

@@ -16,19 +16,20 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 import numpy as np
 
 from taugrad.grad_mode import enable_grad
+from taugrad.tensors.backend import array_module, device_of, is_array, to_device
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.node import Tensor
 
 __all__ = ["Optimizer"]
 
 
-def grad_array(param: Any) -> Optional[np.ndarray]:
-    """The gradient of ``param`` as an ndarray, or ``None`` when it has none."""
+def grad_array(param: Any) -> Optional[Any]:
+    """The gradient of ``param`` as an array (of the parameter's backend), or ``None`` when it has none."""
     grad = getattr(param, "grad", None)
     if grad is None:
         return None
-    array = grad if isinstance(grad, np.ndarray) else getattr(grad, "_data", None)
-    if not isinstance(array, np.ndarray):
+    array = grad if is_array(grad) else getattr(grad, "_data", None)
+    if not is_array(array):
         raise TypeError(f"parameter gradient must be a Tensor or an ndarray, got {type(grad).__name__}")
     if array.shape != array_of(param).shape:
         raise ValueError(f"gradient of shape {array.shape} does not match its parameter's shape "
@@ -59,7 +60,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups: List[Dict[str, Any]] = []
         self.state: Dict[int, Dict[str, Any]] = {}  # keyed by id(param): Tensors need not be hashable
-        if isinstance(params, (np.ndarray, dict)) or _is_parameter(params):
+        if isinstance(params, dict) or is_array(params) or _is_parameter(params):
             raise TypeError(
                 "params must be an iterable of parameters or of dicts, such as model.parameters(); "
                 f"got {type(params).__name__}"
@@ -132,7 +133,8 @@ class Optimizer:
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        """Update the array ``param`` in place from ``grad`` (same backend; state made with their module)."""
         raise NotImplementedError
 
     # -- checkpoints --------------------------------------------------------
@@ -175,11 +177,15 @@ class Optimizer:
             entry = {}
             for name, value in saved_state[index].items():
                 if value is not None and not isinstance(value, (int, float)):
-                    array = value if isinstance(value, np.ndarray) else getattr(value, "_data", value)
-                    if np.ndim(array) == 0:  # a counter such as 'step' (PyTorch keeps it as a 0-d tensor)
-                        entry[name] = np.asarray(array).item()
+                    array = value if is_array(value) else getattr(value, "_data", value)
+                    if not is_array(array):
+                        array = np.asarray(array)
+                    if array.ndim == 0:  # a counter such as 'step' (PyTorch keeps it as a 0-d tensor)
+                        entry[name] = array.item()
                         continue
-                    value = np.array(array, dtype=array_of(p).dtype)  # a copy: the state dict stays untouched
+                    target = array_of(p)
+                    # on the parameter's device, as torch casts state there; a copy: the state dict stays untouched
+                    value = array_module(target).array(to_device(array, device_of(target)), dtype=target.dtype)
                     if value.shape != array_of(p).shape:
                         raise ValueError(
                             f"optimizer state {name!r} of parameter {index} has shape {value.shape}, "
@@ -203,12 +209,11 @@ class Optimizer:
         return "\n".join(lines)
 
 
-def array_of(param: Any) -> np.ndarray:
+def array_of(param: Any):
     """The array an optimizer updates: a Tensor's own, or the ``.data`` array of a parameter-like object."""
     return param._data if isinstance(param, Tensor) else param.data
 
 
 def _is_parameter(obj: Any) -> bool:
     """A Tensor, or any object holding an ndarray ``.data`` and a ``.grad`` (the scalar trainer's flat view)."""
-    return isinstance(obj, Tensor) or (not isinstance(obj, np.ndarray)
-                                       and isinstance(getattr(obj, "data", None), np.ndarray))
+    return isinstance(obj, Tensor) or (not is_array(obj) and is_array(getattr(obj, "data", None)))

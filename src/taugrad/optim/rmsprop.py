@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable
 
-import numpy as np
-
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["RMSprop"]
 
@@ -53,14 +52,15 @@ class RMSprop(Optimizer):
         check_number("weight_decay value", group["weight_decay"])
         check_number("alpha value", group["alpha"])
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+        xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:
             state["step"] = 0
-            state["square_avg"] = np.zeros_like(param)
+            state["square_avg"] = xp.zeros_like(param)
             if group["momentum"] > 0:
-                state["momentum_buffer"] = np.zeros_like(param)
+                state["momentum_buffer"] = xp.zeros_like(param)
             if group["centered"]:
-                state["grad_avg"] = np.zeros_like(param)
+                state["grad_avg"] = xp.zeros_like(param)
         state["step"] += 1
         alpha, eps, lr = group["alpha"], group["eps"], group["lr"]
         if group["maximize"]:
@@ -73,9 +73,9 @@ class RMSprop(Optimizer):
         if group["centered"]:
             grad_avg = state["grad_avg"]
             grad_avg += (1 - alpha) * (grad - grad_avg)
-            avg = np.sqrt(square_avg - grad_avg * grad_avg)
+            avg = xp.sqrt(square_avg - grad_avg * grad_avg)
         else:
-            avg = np.sqrt(square_avg)
+            avg = xp.sqrt(square_avg)
         avg += eps
         if group["momentum"] > 0:
             buffer = state["momentum_buffer"]

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable
 
-import numpy as np
-
 from taugrad.optim.optimizer import Optimizer, check_number
+from taugrad.tensors.backend import array_module
 
 __all__ = ["SGD"]
 
@@ -55,7 +54,7 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires momentum > 0 and dampening = 0")
 
-    def _update(self, param: np.ndarray, grad: np.ndarray, state: Dict[str, Any], group: Dict[str, Any]) -> None:
+    def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         if group["maximize"]:
             grad = -grad
         if group["weight_decay"] != 0:
@@ -64,7 +63,8 @@ class SGD(Optimizer):
         if momentum != 0:
             buffer = state.get("momentum_buffer")
             if buffer is None:
-                buffer = state["momentum_buffer"] = np.array(grad, dtype=param.dtype)  # a copy
+                # a copy, on the parameter's device
+                buffer = state["momentum_buffer"] = array_module(param).array(grad, dtype=param.dtype)
             else:
                 buffer *= momentum
                 buffer += (1 - group["dampening"]) * grad

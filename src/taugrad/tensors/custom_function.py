@@ -39,11 +39,13 @@ PyTorch's rules:
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.grad_mode import no_grad
+from taugrad.tensors.backend import array_module, device_of, is_array, same_backend, to_device
 from taugrad.tensors.node import Tensor, as_array, constant, make
 from taugrad.tensors.rule import forward_of, rule
 
@@ -132,10 +134,16 @@ def _as_data(x):
 
 def _checked_gradient(grad, name: str, position: int, parent: Tensor, graph: bool):
     """One gradient from the user's ``backward``: an array (first order) or a Tensor (create_graph)."""
+    here = parent._data
     if isinstance(grad, Tensor):
         data = grad._data
-    elif isinstance(grad, (np.ndarray, np.generic, int, float)) and not isinstance(grad, bool):
+        if not same_backend(data, here):
+            raise RuntimeError(f"{name}.backward returned a gradient on {device_of(data)} for argument "
+                               f"{position}, which is on {device_of(here)}")
+    elif (is_array(grad) or isinstance(grad, (np.generic, int, float))) and not isinstance(grad, bool):
         data = as_array(grad)
+        if not same_backend(data, here):  # a host array for a device tensor: moved there
+            data = to_device(data, device_of(here))
         grad = constant(data)
     else:
         raise TypeError(
@@ -161,7 +169,7 @@ def _output_grads(g, info):
     """The gradient of each forward output, cut out of the packed gradient ``g``."""
     grads = []
     for offset, shape, differentiable in info:
-        size = int(np.prod(shape))
+        size = math.prod(shape)
         piece = g[offset:offset + size].reshape(shape) if differentiable else None
         grads.append(piece)
     return grads
@@ -185,7 +193,8 @@ def function_backward(g, out, ins, node):
         if not ctx.materialize_grads:
             grad_outputs = [p if p is None or (_as_data(p) != 0).any() else None for p in grad_outputs]
         else:
-            grad_outputs = [constant(np.zeros(shape, dtype=g.dtype)) if p is None else p
+            xp = array_module(_as_data(g))
+            grad_outputs = [constant(xp.zeros(shape, dtype=g.dtype)) if p is None else p
                             for p, (_, shape, _) in zip(grad_outputs, info)]
     if graph:
         ctx._graph_inputs = node._prev  # for @once_differentiable: what a second derivative would reach
@@ -213,11 +222,11 @@ def function_backward(g, out, ins, node):
     return tuple(out_grads)
 
 
-def _output_array(out, name: str) -> np.ndarray:
+def _output_array(out, name: str):
     if isinstance(out, Tensor):
         return out._data
     data = as_array(out)
-    if not isinstance(data, np.ndarray) or data.dtype.kind not in "biufc":
+    if not is_array(data) or data.dtype.kind not in "biufc":
         raise TypeError(f"{name}.forward must return Tensors, got {type(out).__name__}")
     return data
 
@@ -262,14 +271,14 @@ def _packed_outputs(cls, ctx, positions, parents, arrays, differentiable) -> tup
     The node's rule then receives all the outputs' gradients at once, as the
     user's ``backward`` wants them.
     """
-    dtype = np.result_type(*[a for a, d in zip(arrays, differentiable) if d])
+    dtype = np.result_type(*[a.dtype for a, d in zip(arrays, differentiable) if d])
     info, pieces, offset = [], [], 0
     for a, d in zip(arrays, differentiable):
         info.append((offset, a.shape, d))
         if d:
             pieces.append(a.astype(dtype, copy=False).reshape(-1))
             offset += a.size
-    packed = make(np.concatenate(pieces), parents, function_backward, (cls, ctx, positions, tuple(info)))
+    packed = make(array_module(pieces[0]).concatenate(pieces), parents, function_backward, (cls, ctx, positions, tuple(info)))
     results = []
     for a, (start, shape, d) in zip(arrays, info):
         if not d:

@@ -36,6 +36,7 @@ import numpy as np
 from taugrad.debug.anomaly import check_backward, is_anomaly_enabled
 from taugrad.grad_mode import enable_grad
 from taugrad.graph import topological_order
+from taugrad.tensors.backend import ARRAY_MODULES, array_module, device_of, same_backend, to_device
 from taugrad.tensors.errstate import restore, silence
 from taugrad.tensors.hooks import run_hooks
 from taugrad.tensors.node import ANOMALY, CLOCK, Tensor, constant, op_name, to_array
@@ -212,8 +213,8 @@ def _run_rules(order: list, grads: dict, retain_graph: bool, create_graph: bool,
                     grads[p] = pg
                     if ours:
                         own(p)
-                elif p in owned and type(old) is ndarray and old.shape == pg.shape:
-                    old += pg  # the pass's own array: accumulate in place (a 0-d result may be a scalar)
+                elif p in owned and (type(old) is ndarray or type(old) in ARRAY_MODULES) and old.shape == pg.shape:
+                    old += pg  # the pass's own array: accumulate in place (a 0-d NumPy result may be a scalar)
                 else:
                     grads[p] = old + pg
                     if track:
@@ -269,14 +270,14 @@ def _as_gradient(array) -> Tensor:
     its memory), it becomes the ``.grad`` without a copy -- PyTorch's
     AccumulateGrad steals gradients the same way.  Any other reference
     (another leaf's pending gradient, the user's ``gradient=``, a tensor's
-    ``data``) forces a copy, as does a view or a read-only array.
+    ``data``) forces a copy, as does a view or a read-only array.  An array
+    of another backend is taken only if it says it owns its memory (``base``
+    None: CuPy's arrays are never read-only).
     """
-    if not (
-        type(array) is np.ndarray
-        and array.base is None
-        and array.flags.writeable
-        and _getrefcount(array) <= _OWNED_REFS
-    ):
+    if type(array) is np.ndarray:
+        if not (array.base is None and array.flags.writeable and _getrefcount(array) <= _OWNED_REFS):
+            array = array.copy()
+    elif not (getattr(array, "base", False) is None and _getrefcount(array) <= _OWNED_REFS):
         array = array.copy()
     return constant(array)
 
@@ -285,7 +286,13 @@ _ONES = {}
 
 
 def _ones(like):
-    """A read-only array of ones shaped like ``like`` (cached: every backward() starts with one)."""
+    """A read-only array of ones shaped like ``like`` (cached: every backward() starts with one).
+
+    Only NumPy's are cached: another backend's array may live on one of several
+    devices, and cannot be made read-only.
+    """
+    if type(like) is not ndarray:
+        return array_module(like).ones(like.shape, dtype=like.dtype)
     key = (like.shape, like.dtype)
     ones = _ONES.get(key)
     if ones is None:
@@ -319,8 +326,15 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
             continue
         if isinstance(gradient, Tensor):
             g = gradient
+            if not same_backend(g._data, root._data) or \
+                    type(g._data) is not ndarray and device_of(g._data) != device_of(root._data):
+                raise RuntimeError(f"{op}: gradient {i} is on {device_of(g._data)} but output {i} is on "
+                                   f"{device_of(root._data)}")
         else:
-            g = constant(to_array(gradient))
+            g = to_array(gradient)
+            if not same_backend(g, root._data):  # a host gradient (a list, a NumPy array) for a device output
+                g = to_device(g, device_of(root._data))
+            g = constant(g)
         if g.shape != root.shape:
             raise ValueError(f"{op}: gradient has shape {g.shape} but output {i} has shape {root.shape}")
         if g.dtype != root.dtype:
@@ -364,7 +378,8 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
             leaf._grad = constant(g) if mine else _as_gradient(g)
         else:
             current = leaf._grad._data
-            if current.shape == g.shape and current.flags.writeable and current.dtype == g.dtype:
+            if current.shape == g.shape and current.dtype == g.dtype and \
+                    (type(current) is not ndarray or current.flags.writeable):
                 current += g  # in place, as PyTorch
             else:
                 leaf._grad = constant(current + g)

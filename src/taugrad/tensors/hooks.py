@@ -26,8 +26,7 @@ import itertools
 import weakref
 from typing import Any, Callable
 
-import numpy as np
-
+from taugrad.tensors.backend import array_module, device_of, same_backend, to_device
 from taugrad.tensors.node import NodeExtras, Tensor, constant, to_array
 
 __all__ = ["RemovableHandle", "register_hook", "retain_grad", "run_hooks"]
@@ -126,6 +125,8 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
                     raise TypeError(
                         f"hook {_hook_name(fn)} returned {type(result).__name__}; return a Tensor, an array or None"
                     ) from None
+            if not same_backend(new._data, tensor._data):  # a host array for a device tensor: moved there
+                new = constant(to_device(new._data, device_of(tensor._data)))
             if new.shape != tensor.shape:
                 raise RuntimeError(
                     f"hook {_hook_name(fn)} returned a gradient of shape {new.shape} for a tensor of "
@@ -138,6 +139,6 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
         if create_graph:
             tensor._grad = g if tensor._grad is None else tensor._grad + g
         else:
-            kept = np.array(g, copy=True)  # the pass may hand ``g`` on to a parent unchanged
+            kept = array_module(g).array(g, copy=True)  # the pass may hand ``g`` on to a parent unchanged
             tensor._grad = constant(kept) if tensor._grad is None else constant(tensor._grad._data + kept)
     return g
