@@ -16,7 +16,7 @@ TEXT = "".join(np.random.default_rng(0).choice(list("abcdefgh ijklm\nNOP,.;"), 3
 batch_size, block_size, n_embd, n_head, n_layer, dropout, learning_rate = 4, 16, 32, 4, 2, 0.0, 1e-3
 
 
-def gpt_program(torch, nn, F, initial_state, batches, steps):
+def gpt_program(torch, nn, F, initial_state, batches, steps, device="cpu"):
     chars = sorted(list(set(TEXT)))
     vocab_size = len(chars)
     stoi = {ch: i for i, ch in enumerate(chars)}
@@ -29,6 +29,7 @@ def gpt_program(torch, nn, F, initial_state, batches, steps):
         data = train_data if split == "train" else val_data
         x = torch.stack([data[i:i + block_size] for i in ix])
         y = torch.stack([data[i + 1:i + block_size + 1] for i in ix])
+        x, y = x.to(device), y.to(device)
         return x, y
 
     class Head(nn.Module):
@@ -95,7 +96,7 @@ def gpt_program(torch, nn, F, initial_state, batches, steps):
         def forward(self, idx, targets=None):
             B, T = idx.shape
             tok_emb = self.token_embedding_table(idx)
-            pos_emb = self.position_embedding_table(torch.arange(T, device="cpu"))
+            pos_emb = self.position_embedding_table(torch.arange(T, device=device))
             x = self.blocks(tok_emb + pos_emb)
             logits = self.lm_head(self.ln_f(x))
             if targets is None:
@@ -128,6 +129,7 @@ def gpt_program(torch, nn, F, initial_state, batches, steps):
     model = GPTLanguageModel()
     if initial_state is not None:
         model.load_state_dict(initial_state)
+    model = model.to(device)
     record = [sum(p.numel() for p in model.parameters())]
     optimizer = torch.optim.AdamW(model.parameters(), lr=learning_rate)
     for iter in range(steps):
@@ -140,7 +142,7 @@ def gpt_program(torch, nn, F, initial_state, batches, steps):
         loss.backward()
         optimizer.step()
         record.append(loss.item())
-    context = torch.zeros((1, 1), dtype=torch.long)
+    context = torch.zeros((1, 1), dtype=torch.long, device=device)
     generated = model.generate(context, max_new_tokens=5)[0].tolist()
     return record, generated, model
 

@@ -386,7 +386,7 @@ OPS = [
     Op("matmul", lambda L, a, b: a @ b, matmul_pair()),
     Op("matmul_method", lambda L, a, b: a.matmul(b), matmul_pair()),
     Op("rmatmul", lambda L, x: L.rmatmul(
-       np.linspace(-1, 1, 2 * x.shape[-2]).reshape(2, x.shape[-2]).astype(np.asarray(x.detach()).dtype), x),
+       np.linspace(-1, 1, 2 * x.shape[-2]).reshape(2, x.shape[-2]).astype(str(x.dtype).rsplit(".")[-1]), x),
        one_input(min_dims=2)),
     # shape ops
     Op("reshape", lambda L, x, shape: x.reshape(shape), reshape_case()),

@@ -104,7 +104,8 @@ VALUE_OPS += API_VALUE_OPS  # sorting, counting, testing values (value_table_api
 COVERED_ELSEWHERE = {
     "index_scatter": "the backward of getitem on Tensors: tests/tensor_higher (second order of getitem)",
     "index_numpy": "the rules' NumPy-order indexing on Tensors: tests/tensor_higher (second order of gather, setitem)",
-    "cuda": "raises (no CUDA device): tests/tensor/test_torch_device.py",
+    "cuda": "moves to the CUDA backend: tests/backend/test_devices.py (fake device) and the cuda-marked GPU suite",
+    "get_device": "a device index, not a tensor: tests/backend/test_devices.py",
     "device": "a property, not a tensor: tests/tensor/test_torch_device.py",
     "is_cuda": "a property, not a tensor: tests/tensor/test_torch_device.py",
     "is_cpu": "a property, not a tensor: tests/tensor/test_torch_device.py",
