@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU checks in one go, for a machine with a CUDA GPU and CuPy (cupy-cuda13x):
+#   1. the GPU suite: every op-table row and the MLP, CNN and GPT training steps on real CuPy
+#      against the NumPy results (tests under tests/backend marked `cuda`);
+#   2. the benchmark against torch CUDA eager (benchmarks/bench_cuda.py).
+# Usage: scripts/gpu_check.sh [python]   (default: .venv/bin/python if present, else python3)
+# Exit status: the test suite's (the benchmark's table is for reading).
+set -u
+cd "$(dirname "$0")/.."
+PY="${1:-}"
+if [ -z "$PY" ]; then
+  if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
+fi
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+
+echo "== environment"
+"$PY" - <<'PY'
+import sys
+import taugrad
+try:
+    import cupy
+    print("CuPy", cupy.__version__, "CUDA runtime", cupy.cuda.runtime.runtimeGetVersion())
+except Exception as error:  # the suite below reports the skip reason too
+    print("CuPy missing or broken:", error)
+print("taugrad.cuda.is_available():", taugrad.cuda.is_available(), "devices:", taugrad.cuda.device_count())
+PY
+
+echo "== GPU suite (pytest -m cuda tests/backend)"
+"$PY" -m pytest -p no:cacheprovider -q -rs -m cuda tests/backend
+status=$?
+
+echo "== benchmark: taugrad on CuPy vs torch CUDA eager"
+"$PY" benchmarks/bench_cuda.py --rounds 15 --number 10 || echo "(benchmark failed with status $?)"
+exit $status
