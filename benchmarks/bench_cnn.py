@@ -16,15 +16,21 @@ median ms per step over alternating rounds (``_timing.alternate``), with the
 median of the per-round ratios and its 95% interval.  Memory: tracemalloc's
 peak over one taugrad step, and the traced bytes still held after the step
 (the im2col buffers are kept by the graph for the weight gradient and must be
-gone once ``backward()`` has run).
+gone once ``backward()`` has run).  Page faults per step: fresh memory the C
+allocator mapped for each library (glibc returns freed memory to the kernel
+past a threshold that adapts to the largest block freed so far, so a step's
+temporaries can be faulted in again every step; that kernel time is in the
+wall times above and depends on what the process allocated before).
 
-    PYTHONPATH=src python benchmarks/bench_cnn.py [--rounds 21] [--number 5] [--threads 1]
+    PYTHONPATH=src python benchmarks/bench_cnn.py [--rounds 21] [--number 5] [--threads 1] [--only abc]
+                                                  [--malloc default|fixed]
 """
 from __future__ import annotations
 
 import argparse
 import gc
 import os
+import resource
 import sys
 import tracemalloc
 
@@ -32,9 +38,18 @@ parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
 parser.add_argument("--rounds", type=int, default=21)
 parser.add_argument("--number", type=int, default=5, help="steps per timed block")
 parser.add_argument("--threads", type=int, default=1, help="BLAS / torch threads (set before importing NumPy)")
+parser.add_argument("--only", default="abc", help="which steps to run, e.g. 'b' or 'ab'")
+parser.add_argument("--malloc", choices=("default", "fixed"), default="default",
+                    help="'fixed': pin glibc's mmap and trim thresholds, so neither library's allocations change "
+                         "what the other's cost (no page faults from memory handed back between steps)")
 args = parser.parse_args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.threads)
+if args.malloc == "fixed":  # before NumPy and torch allocate anything
+    import ctypes  # noqa: E402  (glibc only)
+    _libc = ctypes.CDLL("libc.so.6")
+    _libc.mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD (setting it also stops glibc from moving it)
+    _libc.mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD
 
 import numpy as np  # noqa: E402  (after the thread settings)
 import torch  # noqa: E402
@@ -129,11 +144,21 @@ def memory(step):
     return peak - before, after - before
 
 
+def faults(step, steps: int = 5) -> float:
+    """Minor page faults per step: fresh memory the allocator had to map (kernel time, outside the library)."""
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(steps):
+        step()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / steps
+
+
 def main() -> int:
     print(f"numpy {np.__version__}, torch {torch.__version__}, taugrad {taugrad.__version__}, "
-          f"{args.threads} thread(s), load {_timing.load_average()}")
+          f"{args.threads} thread(s), malloc {args.malloc}, load {_timing.load_average()}")
     rows = []
     for name, (build, shape) in CASES.items():
+        if name[1] not in args.only:
+            continue
         torch_step, taugrad_step = make_steps(build, shape)
         losses = [(torch_step(), taugrad_step()) for _ in range(3)]
         worst = max(abs(a - b) for a, b in losses)
@@ -141,14 +166,15 @@ def main() -> int:
         ratios = [g / t for g, t in zip(samples["taugrad"], samples["torch"])]
         low, high = _timing.median_interval(ratios)
         peak, held = memory(taugrad_step)
+        page_faults = (faults(torch_step), faults(taugrad_step))
         rows.append((name, 1e3 * _timing.median(samples["torch"]), 1e3 * _timing.median(samples["taugrad"]),
-                     _timing.median(ratios), low, high, peak, held, losses[0], worst))
+                     _timing.median(ratios), low, high, peak, held, page_faults, losses[0], worst))
     print("\n| step | torch ms | taugrad ms | taugrad / torch (95% CI) | taugrad peak (tracemalloc) | held after step "
-          "| first losses torch / taugrad | max loss diff (3 steps) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name, t, g, r, lo, hi, peak, held, first, worst in rows:
+          "| page faults / step torch, taugrad | first losses torch / taugrad | max loss diff (3 steps) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name, t, g, r, lo, hi, peak, held, (ft, fg), first, worst in rows:
         print(f"| {name} | {t:.2f} | {g:.2f} | {r:.2f}x ({lo:.2f}-{hi:.2f}) | {peak / 2**20:.2f} MiB "
-              f"| {held / 2**10:.1f} KiB | {first[0]:.6f} / {first[1]:.6f} | {worst:.1e} |")
+              f"| {held / 2**10:.1f} KiB | {ft:.0f}, {fg:.0f} | {first[0]:.6f} / {first[1]:.6f} | {worst:.1e} |")
     return 0
 
 

@@ -192,6 +192,57 @@ def test_conv_layouts_agree_with_torch_for_few_and_many_channels():
         np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)
 
 
+@pytest.mark.parametrize("stride, padding, dilation", [(1, 2, 1), ((2, 1), (1, 0), 1), (1, 1, (2, 1)),
+                                                       ((1, 3), 0, (1, 2))])
+@pytest.mark.parametrize("needs", ["both", "weight", "input"])
+def test_batch_last_layout_agrees_with_torch(stride, padding, dilation, needs):
+    """Few channels on a map of more than 64 positions (the batch-last layout), chained as in LeNet-5:
+    conv, ReLU, 2x2 max pool, conv on the pooled batch-last output; with only the weight or only the
+    input requiring a gradient (the first layer of a network; a frozen weight)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 2, 20, 19))
+    w1, b1, w2 = rng.standard_normal((4, 2, 3, 3)), rng.standard_normal(4), rng.standard_normal((5, 4, 2, 3))
+    grads = {"both": (True, True), "weight": (False, True), "input": (True, False)}[needs]
+    flags = (grads[0], grads[1], grads[1], grads[1])
+    ours = [taugrad.tensor(a, requires_grad=f) for a, f in zip((x, w1, b1, w2), flags)]
+    theirs = [torch.tensor(a, requires_grad=f) for a, f in zip((x, w1, b1, w2), flags)]
+    outs = []
+    for L, (xx, a, b, c) in ((taugrad, ours), (torch, theirs)):
+        h = L.nn.functional.conv2d(xx, a, b, stride=stride, padding=padding, dilation=dilation).relu()
+        h = L.nn.functional.max_pool2d(h, 2)
+        out = L.nn.functional.conv2d(h, c, padding=1)
+        (out ** 2).sum().backward()
+        outs.append(out)
+    assert outs[0]._data.shape == tuple(outs[1].shape)
+    np.testing.assert_allclose(outs[0]._data, outs[1].detach().numpy(), rtol=1e-10, atol=1e-12)
+    for a, b in zip(ours, theirs):
+        if b.grad is not None:
+            np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)
+        else:
+            assert a.grad is None
+
+
+def test_batch_last_layout_transposed_conv_and_float32():
+    """conv_transpose2d onto a large map (its col2im in the batch-last layout) against torch, and a float32
+    convolution there staying float32."""
+    rng = np.random.default_rng(4)
+    y, w = rng.standard_normal((2, 3, 9, 10)), rng.standard_normal((3, 2, 3, 4))
+    ours_y, ours_w = taugrad.tensor(y, requires_grad=True), taugrad.tensor(w, requires_grad=True)
+    theirs_y, theirs_w = torch.tensor(y, requires_grad=True), torch.tensor(w, requires_grad=True)
+    ours = taugrad.nn.functional.conv_transpose2d(ours_y, ours_w, stride=2, padding=1, output_padding=1)
+    theirs = torch.nn.functional.conv_transpose2d(theirs_y, theirs_w, stride=2, padding=1, output_padding=1)
+    np.testing.assert_allclose(ours._data, theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+    ours.sin().sum().backward()
+    theirs.sin().sum().backward()
+    np.testing.assert_allclose(ours_y.grad._data, theirs_y.grad.numpy(), rtol=1e-9, atol=1e-10)
+    np.testing.assert_allclose(ours_w.grad._data, theirs_w.grad.numpy(), rtol=1e-9, atol=1e-10)
+    x32 = taugrad.tensor(rng.standard_normal((4, 1, 16, 16)).astype(np.float32), requires_grad=True)
+    w32 = taugrad.tensor(rng.standard_normal((3, 1, 5, 5)).astype(np.float32), requires_grad=True)
+    out = taugrad.nn.functional.conv2d(x32, w32, padding=2)
+    out.sum().backward()
+    assert out.dtype == x32.grad.dtype == w32.grad.dtype == taugrad.float32
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 3, 5, 5), taugrad.zeros(4, 2, 3, 3)), "groups=1"),
     (lambda: taugrad.nn.functional.conv2d(taugrad.zeros(1, 1, 2, 2), taugrad.zeros(1, 1, 3, 3)), "larger than"),

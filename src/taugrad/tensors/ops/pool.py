@@ -79,7 +79,8 @@ def max_pool_backward(g, out, ins, node):
         grad = array_module(g).zeros(slots, dtype=g.dtype)
         grad[flat.reshape(-1)] = g.reshape(-1)
     else:
-        grad = np.bincount(flat.reshape(-1), weights=g.reshape(-1), minlength=slots).astype(g.dtype, copy=False)
+        grad = array_module(g).bincount(flat.reshape(-1), weights=g.reshape(-1), minlength=slots).astype(
+            g.dtype, copy=False)
     return ((grad[:total] if spill else grad).reshape(shape),)
 
 
@@ -90,10 +91,11 @@ def _gathered(x: Tensor, values, local, unique: bool, return_indices: bool, empt
     """
     n, c = x.shape[:2]
     plane = math.prod(x.shape[2:])
-    flat = local + (np.arange(n * c, dtype=_INT64) * plane).reshape((n, c) + (1,) * (local.ndim - 2))
+    xp = array_module(local)
+    flat = local + (xp.arange(n * c, dtype=_INT64) * plane).reshape((n, c) + (1,) * (local.ndim - 2))
     spill = empty is not None
     if spill:
-        flat = np.where(empty, n * c * plane, flat)
+        flat = xp.where(empty, n * c * plane, flat)
     out = make(values, (x,), max_pool_backward, (flat, unique, spill))
     if return_indices:
         return out, constant(local)
@@ -127,7 +129,8 @@ def max_pool_tiles_backward(g, out, ins, node):
     back = tuple(np.argsort(order))
     if isinstance(g, Tensor):
         n, c, oh, ow = g.shape
-        offsets = (np.arange(kh)[:, None] * kw + np.arange(kw)).reshape(1, 1, 1, kh, 1, kw)
+        xp = array_module(arg)
+        offsets = (xp.arange(kh)[:, None] * kw + xp.arange(kw)).reshape(1, 1, 1, kh, 1, kw)
         onehot = constant((arg.transpose(back)[:, :, :, None, :, None] == offsets).astype(g._data.dtype))
         return ((g.reshape(n, c, oh, 1, ow, 1) * onehot).reshape(tuple(x.shape)),)
     xp = array_module(g)
@@ -148,29 +151,29 @@ def _max_pool_tiles(x: Tensor, kernel):
     """Max pooling with stride = kernel over a map the kernel tiles exactly; None if a NaN needs the general path.
 
     Each of the kh*kw tile offsets is one strided view of the input
-    (``x[:, :, i::kh, j::kw]``), copied once into a contiguous stack in the
-    input's memory order (a convolution's channels-last output is read along
-    whole channel runs); the maximum and the first-maximum offset (rows, then
-    columns, as PyTorch: offsets marked from the last to the first) are then
-    passes over contiguous memory.
+    (``x[:, :, i::kh, j::kw]``), read in the input's memory order (a
+    convolution's channels-last or batch-last output is read along whole runs
+    of contiguous values): the maximum is kh*kw - 1 elementwise passes, and
+    the first-maximum offset (rows, then columns, as PyTorch) a count of the
+    leading offsets that are not the maximum.
     """
     data = x._data
     kh, kw = kernel
     xp = array_module(data)
     order = _memory_order(data)
-    first = data[:, :, ::kh, ::kw].transpose(order)
-    stack = xp.empty((kh * kw,) + first.shape, dtype=data.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            stack[i * kw + j] = data[:, :, i::kh, j::kw].transpose(order)
-    best = stack[0].copy()
-    for k in range(1, kh * kw):  # elementwise over contiguous slabs: faster than a reduction over axis 0
-        xp.maximum(best, stack[k], out=best)
+    views = [data[:, :, i::kh, j::kw].transpose(order) for i in range(kh) for j in range(kw)]
+    best = views[0].copy() if len(views) == 1 else xp.maximum(views[0], views[1])
+    for view in views[2:]:
+        xp.maximum(best, view, out=best)
     if data.dtype.kind == "f" and xp.isnan(best).any():  # PyTorch's NaN index rule: the general path
         return None
-    arg = xp.full(best.shape, kh * kw - 1, dtype=np.int16)
-    for k in range(kh * kw - 2, -1, -1):
-        xp.putmask(arg, stack[k] == best, k)
+    # the first maximum's offset = how many leading offsets are not the maximum: sums of running
+    # "not yet" masks (putmask with these data-dependent masks took 10x longer)
+    arg = xp.zeros(best.shape, dtype=np.int8 if kh * kw < 128 else np.int16)
+    before = None
+    for view in views[:-1]:
+        before = view != best if before is None else xp.logical_and(before, view != best, out=before)
+        arg += before
     return make(best.transpose(tuple(np.argsort(order))), (x,), max_pool_tiles_backward, (arg, kernel, order))
 
 
@@ -225,9 +228,9 @@ def _max_pool2d(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, r
     col_in, col_first = _first_inside(ow, kernel[1], sw, pw, dw, w)
     empty = None
     if not (row_in.all() and col_in.all()):  # windows of padding only: -inf, PyTorch's index, no gradient
-        empty = ~(row_in[:, None] & col_in[None, :])
+        empty = xp.asarray(~(row_in[:, None] & col_in[None, :]))  # index facts, computed on the host
         best[..., empty] = -np.inf if data.dtype.kind == "f" else np.iinfo(data.dtype).min
-        local = np.where(empty, row_first[:, None] * w + col_first[None, :], local)
+        local = xp.where(empty, xp.asarray(row_first[:, None] * w + col_first[None, :]), local)
     return _gathered(x, best, local, unique, return_indices, empty)
 
 
@@ -315,7 +318,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
     planes = x.reshape(n * c, 1, h, w)
     if padding != (0, 0) or extra_h or extra_w:
         planes = forward_of("pad")(planes, (padding[1], padding[1] + extra_w, padding[0], padding[0] + extra_h))
-    ones = constant(np.ones((1, 1) + kernel, dtype=x._data.dtype))
+    xp = array_module(x._data)
+    ones = constant(xp.ones((1, 1) + kernel, dtype=x._data.dtype))
     sums = forward_of("conv2d")(planes, ones, None, stride).reshape(n, c, oh, ow)
     if divisor_override is not None:
         if not divisor_override:
@@ -323,7 +327,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode: bool = Fal
         return sums / float(divisor_override)
     dh = _divisors(h, kernel[0], stride[0], padding[0], oh, count_include_pad)
     dw = _divisors(w, kernel[1], stride[1], padding[1], ow, count_include_pad)
-    return sums * constant((1.0 / np.outer(dh, dw)).astype(x._data.dtype))
+    return sums * constant(xp.asarray((1.0 / np.outer(dh, dw)).astype(x._data.dtype)))
 
 
 @register("avg_pool1d")
@@ -377,8 +381,9 @@ def adaptive_avg_pool2d(input, output_size) -> Tensor:
     oh, ow = _adaptive_size(output_size, x.shape[2:], op)
     dtype = x._data.dtype
     matmul = forward_of("matmul")
-    across = matmul(x, constant(_averaging_matrix(x.shape[3], ow, dtype).T))
-    return matmul(constant(_averaging_matrix(x.shape[2], oh, dtype)), across)
+    xp = array_module(x._data)  # the averaging matrices are built on the host, then moved to x's device
+    across = matmul(x, constant(xp.asarray(_averaging_matrix(x.shape[3], ow, dtype).T)))
+    return matmul(constant(xp.asarray(_averaging_matrix(x.shape[2], oh, dtype))), across)
 
 
 @register("adaptive_max_pool2d")
