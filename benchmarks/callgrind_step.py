@@ -5,7 +5,9 @@ Usage (one BLAS thread, so the count does not depend on thread scheduling)::
     python benchmarks/callgrind_step.py [ENGINE] [STEPS] [TREE]
 
 runs ``ENGINE``'s step from ``bench_tensor.py`` (default ``taugrad-nn``, the
-784-256-256-10 MLP) under ``valgrind --tool=callgrind``: five untimed warm-up
+784-256-256-10 MLP) or from ``bench_compile.py`` (``taugrad-compiled``: the same
+step under ``taugrad.compile``; ``gemm``: its matrix products alone;
+``makemore-eager``/``-compiled``, ``gpt-...``, ``cnn-...``) under ``valgrind --tool=callgrind``: five untimed warm-up
 steps, then ``STEPS`` steps (default 10) run through ``map()``, and callgrind
 counts only inside CPython's ``map_next`` (``--toggle-collect``), so imports,
 set-up and warm-up are left out.  Prints the count divided by ``STEPS``.
@@ -29,7 +31,12 @@ def run_steps(tree: str, engine: str, steps: int) -> None:
     import bench_tensor
 
     x, y, init = bench_tensor.make_problem()
-    step = bench_tensor.ENGINES[engine](x, y, init)
+    if engine in bench_tensor.ENGINES:
+        step = bench_tensor.ENGINES[engine](x, y, init)
+    else:  # taugrad.compile's steps (taugrad-compiled, makemore-compiled...) and their eager twins
+        import bench_compile
+
+        step = bench_compile.ENGINES[engine](x, y, init)
     for _ in range(5):
         step()
     list(map(lambda _: step(), range(steps)))

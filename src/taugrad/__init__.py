@@ -69,6 +69,7 @@ from taugrad import accelerator, backends, cuda, random  # devices and seeding, 
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
+from taugrad.compile import compile  # noqa: A001 - capture a step once, replay its kernels (torch.compile's name)
 
 # learner and debugging tools
 from taugrad.learn.check import check
