@@ -218,6 +218,28 @@ def test_dlpack_with_torch_shares_memory_both_ways():
         torch.from_dlpack(taugrad.ones(2, requires_grad=True))
 
 
+def _aligned_zeros(n: int, alignment: int = 64) -> np.ndarray:
+    """float32 zeros whose first byte sits on an ``alignment`` boundary (JAX imports such memory without a copy)."""
+    raw = np.zeros(n + alignment // 4, dtype=np.float32)
+    skip = (-raw.ctypes.data % alignment) // 4
+    return raw[skip:skip + n]
+
+
+def test_dlpack_with_jax_shares_memory_both_ways():
+    jax = pytest.importorskip("jax")  # in the test extra: present wherever the suite's install command ran
+    theirs = jax.numpy.arange(6.0, dtype=jax.numpy.float32)
+    ours = taugrad.from_dlpack(theirs)
+    assert ours._data.ctypes.data == theirs.unsafe_buffer_pointer()  # the same memory, no copy
+    assert ours.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    with pytest.raises(ValueError, match="read-only"):  # JAX arrays are immutable: shared read-only
+        ours.add_(1.0)
+    mine = taugrad.from_numpy(_aligned_zeros(4))
+    seen_by_jax = jax.dlpack.from_dlpack(mine)
+    assert seen_by_jax.unsafe_buffer_pointer() == mine._data.ctypes.data
+    mine.numpy()[1] = 7.0  # written on ours, read on JAX's side
+    assert seen_by_jax.tolist() == [0.0, 7.0, 0.0, 0.0]
+
+
 def test_cupy_is_not_imported_on_the_cpu_path():
     code = "import sys, taugrad; taugrad.ones(3) + 1; taugrad.cuda.is_available; print('cupy' in sys.modules)"
     env = dict(os.environ, PYTHONPATH=str(os.path.dirname(os.path.dirname(taugrad.__file__))))
