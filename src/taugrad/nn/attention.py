@@ -3,6 +3,8 @@
 The parameter names are PyTorch's (``in_proj_weight``, ``in_proj_bias``,
 ``out_proj.weight``, ``out_proj.bias``; ``q_proj_weight``... when ``kdim`` or
 ``vdim`` differ from ``embed_dim``), so a PyTorch state dict loads unchanged.
+``device=`` and ``dtype=`` are PyTorch's factory arguments
+(:func:`taugrad.nn.layers.factory_kwargs`): initialised on the CPU, then moved.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from taugrad.nn import init
-from taugrad.nn.layers import Linear
+from taugrad.nn.layers import Linear, factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor, as_array, constant
@@ -56,8 +58,10 @@ class MultiheadAttention(Module):
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: Optional[int] = None,
-                 vdim: Optional[int] = None, batch_first: bool = False, dtype: Any = None) -> None:
+                 vdim: Optional[int] = None, batch_first: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
+        dev, floating = factory_kwargs(type(self).__name__, device, dtype)
         if add_bias_kv or add_zero_attn:
             raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported")
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
@@ -71,7 +75,6 @@ class MultiheadAttention(Module):
         self.dropout = dropout
         self.batch_first = batch_first
         self.head_dim = embed_dim // num_heads
-        floating = np.float32 if dtype is None else np.dtype(dtype)
         if self._qkv_same_embed_dim:
             self.in_proj_weight = Parameter(np.zeros((3 * embed_dim, embed_dim), floating))
             self.register_parameter("q_proj_weight", None)
@@ -86,8 +89,10 @@ class MultiheadAttention(Module):
             self.in_proj_bias = Parameter(np.zeros(3 * embed_dim, floating))
         else:
             self.register_parameter("in_proj_bias", None)
-        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        # made on the CPU with the others, and moved with them below
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=floating)
         self._reset_parameters()
+        place(self, dev)
 
     def _reset_parameters(self) -> None:
         if self._qkv_same_embed_dim:

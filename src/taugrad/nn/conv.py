@@ -5,7 +5,9 @@ Weights have PyTorch's layouts -- (out, in/groups, *kernel) for a convolution,
 (``weight``, ``bias``), so a state dict loads into ``torch.nn`` and back.
 Initialisation as PyTorch: ``kaiming_uniform_(weight, a=sqrt(5))``, i.e.
 ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``, and the bias from the same range,
-``fan_in`` being ``weight.shape[1] * prod(kernel)``.
+``fan_in`` being ``weight.shape[1] * prod(kernel)``.  ``device=`` and ``dtype=``
+are PyTorch's factory arguments (:func:`taugrad.nn.layers.factory_kwargs`):
+the parameters are initialised on the CPU in ``dtype``, then moved.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import Any, Tuple
 import numpy as np
 
 from taugrad.nn import init
+from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.args import tuple_of
 from taugrad.tensors.node import Tensor
@@ -39,9 +42,10 @@ class _ConvNd(Module):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 output_padding: Any = 0, dtype: Any = None) -> None:
+                 output_padding: Any = 0, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         name = type(self).__name__
+        dev, dtype = factory_kwargs(name, device, dtype)
         n = self._dims
         self.in_channels = _positive(in_channels, "in_channels")
         self.out_channels = _positive(out_channels, "out_channels")
@@ -70,13 +74,13 @@ class _ConvNd(Module):
             shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
         else:
             shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        dtype = np.float32 if dtype is None else np.dtype(dtype)
         self.weight = Parameter(np.zeros(shape, dtype=dtype))
         if bias:
             self.bias = Parameter(np.zeros(self.out_channels, dtype=dtype))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+        place(self, dev)
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -130,16 +134,17 @@ class Conv2d(_ConvNd):
     r"""2-D convolution over (N, C_in, H, W): ``out = conv2d(x, weight, bias)`` (see ``taugrad.functional.conv2d``).
 
     ``Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
-    dilation=1, groups=1, bias=True, padding_mode='zeros')``; ``padding`` may be
+    dilation=1, groups=1, bias=True, padding_mode='zeros', device=None,
+    dtype=None)``; ``padding`` may be
     ``'same'`` or ``'valid'``; ``padding_mode`` 'zeros', 'reflect', 'replicate'
     or 'circular'.  ``groups=in_channels`` is a depthwise convolution.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+                         padding_mode, device=device, dtype=dtype)
 
     def forward(self, x: Any) -> Tensor:
         x, padding = self._padded(_as_tensor(x))
@@ -153,9 +158,9 @@ class Conv1d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  dilation: Any = 1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
-                 dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, dtype=dtype)
+                         padding_mode, device=device, dtype=dtype)
 
     def forward(self, x: Any) -> Tensor:
         x, padding = self._padded(_as_tensor(x))
@@ -166,7 +171,8 @@ class ConvTranspose2d(_ConvNd):
     """Transposed 2-D convolution (the gradient of a Conv2d w.r.t. its input, used to upsample).
 
     ``ConvTranspose2d(in_channels, out_channels, kernel_size, stride=1,
-    padding=0, output_padding=0, groups=1, bias=True, dilation=1)``; the weight
+    padding=0, output_padding=0, groups=1, bias=True, dilation=1,
+    padding_mode='zeros', device=None, dtype=None)``; the weight
     is (in_channels, out_channels/groups, kh, kw) and the output size per axis
     ``(H - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1``.
     """
@@ -175,9 +181,9 @@ class ConvTranspose2d(_ConvNd):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1, padding: Any = 0,
                  output_padding: Any = 0, groups: int = 1, bias: bool = True, dilation: Any = 1,
-                 padding_mode: str = "zeros", dtype: Any = None) -> None:
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding, dtype=dtype)
+                         padding_mode, output_padding, device=device, dtype=dtype)
 
     def forward(self, x: Any, output_size: Any = None) -> Tensor:
         extra = self.output_padding

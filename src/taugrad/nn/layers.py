@@ -1,9 +1,11 @@
 """Layers: the usual building blocks, with PyTorch's names, shapes and initialisation.
 
-Each layer's parameters are created in ``float32`` (PyTorch's default) unless
-``dtype`` says otherwise, and initialised from :mod:`taugrad.nn.init`'s
-generator, so ``taugrad.nn.init.manual_seed(s)`` makes a model reproducible.
-Inputs may be Tensors or NumPy arrays.
+Each layer with parameters takes PyTorch's factory arguments ``device=`` and
+``dtype=`` (see :func:`factory_kwargs`): parameters and buffers are made in
+``dtype`` (the default float dtype, float32 unless changed, when None),
+initialised on the CPU from :mod:`taugrad.nn.init`'s generator, then moved to
+``device``; so ``taugrad.manual_seed(s)`` makes a model reproducible, with the
+same numbers on every device.  Inputs may be Tensors or NumPy arrays.
 """
 from __future__ import annotations
 
@@ -18,7 +20,10 @@ from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.node import Tensor, as_array
+from taugrad.tensors.backend import device as Device
+from taugrad.tensors.device import check_device
+from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_dtype, bfloat16
+from taugrad.tensors.node import Tensor, _dtype_of, as_array
 
 __all__ = [
     "Identity",
@@ -42,8 +47,42 @@ def _as_tensor(x: Any) -> Tensor:
     return x if isinstance(x, Tensor) else Tensor(x)
 
 
-def _empty(shape: Tuple[int, ...], dtype: Any) -> Parameter:
-    return Parameter(np.zeros(shape, dtype=np.float32 if dtype is None else np.dtype(dtype)))
+def factory_kwargs(layer: str, device: Any, dtype: Any) -> Tuple[Device, np.dtype]:
+    """A layer's checked ``device=`` and ``dtype=`` (PyTorch's factory arguments), as ``(device, NumPy dtype)``.
+
+    ``device`` None is the CPU; a device without a backend here (CUDA without
+    CuPy or a GPU, 'mps') is a one-line ``RuntimeError`` naming the layer.
+    ``dtype`` None is the default float dtype (``taugrad.get_default_dtype()``),
+    as in PyTorch.  Only floating dtypes are taken: parameters are drawn from
+    continuous distributions and moved by gradient steps, which an integer
+    dtype would truncate to nothing (complex layers are not supported).
+    """
+    dev = check_device(device, layer)
+    if dtype is None:
+        return dev, DEFAULT_FLOAT[0]
+    try:
+        floating = _dtype_of(dtype)
+    except TypeError as error:
+        raise TypeError(f"{layer}: {error}") from None
+    if floating.kind != "f" and as_dtype(floating) is not bfloat16:
+        raise TypeError(f"{layer}: dtype must be a floating dtype (float16, bfloat16, float32, float64), "
+                        f"got {as_dtype(floating)}")
+    return dev, floating
+
+
+def place(module: Module, dev: Device) -> None:
+    """Move a freshly initialised ``module``'s parameters and buffers to ``dev`` (nothing to do for the CPU).
+
+    Layers initialise on the CPU and then move, rather than drawing on the
+    device: the draws then come from the CPU generator whatever the device,
+    so a seeded layer holds the same numbers everywhere.
+    """
+    if dev.type != "cpu":
+        module.to(dev)
+
+
+def _empty(shape: Tuple[int, ...], dtype: np.dtype) -> Parameter:
+    return Parameter(np.zeros(shape, dtype=dtype))
 
 
 def _check_size(value: Any, name: str, minimum: int = 0) -> int:
@@ -62,11 +101,13 @@ class Linear(Module):
 
     Initialisation (PyTorch's): ``W ~ U(-k, k)`` and ``b ~ U(-k, k)`` with
     ``k = 1 / sqrt(in_features)`` -- for ``W`` this is Kaiming-uniform with
-    ``a = sqrt(5)``.
+    ``a = sqrt(5)``.  ``device=`` / ``dtype=`` as in :func:`factory_kwargs`.
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None) -> None:
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         self.in_features = _check_size(in_features, "in_features")
         self.out_features = _check_size(out_features, "out_features")
         # Stored as the transpose of an (in, out) array: the shape is PyTorch's, but
@@ -78,6 +119,7 @@ class Linear(Module):
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
+        place(self, dev)
 
     def reset_parameters(self) -> None:
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
@@ -114,15 +156,19 @@ class Embedding(Module):
 
     Initialised from ``N(0, 1)`` as in PyTorch.  The input holds integer indices
     of any shape; the output appends ``embedding_dim``.  Rows used several times
-    accumulate their gradients.
+    accumulate their gradients.  ``device`` and ``dtype`` are keyword-only:
+    PyTorch's third positional argument is ``padding_idx``, which taugrad does
+    not take, so a positional call must not bind it to something else.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, *, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", 1)
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim")
         self.weight = _empty((self.num_embeddings, self.embedding_dim), dtype)
         self.reset_parameters()
+        place(self, dev)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
@@ -155,9 +201,11 @@ class LayerNorm(Module):
         eps: float = 1e-5,
         elementwise_affine: bool = True,
         bias: bool = True,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
         self.normalized_shape = tuple(_check_size(n, "normalized_shape", 1) for n in shape)
         self.eps = float(eps)
@@ -172,6 +220,7 @@ class LayerNorm(Module):
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
         self.reset_parameters()
+        place(self, dev)
 
     def reset_parameters(self) -> None:
         if self.weight is not None:
@@ -459,6 +508,7 @@ class MLP(Sequential):
     nothing after the last one, so the outputs are logits.  It *is* a
     :class:`Sequential`: the state-dict keys are those of the equivalent
     ``torch.nn.Sequential`` (``0.weight``, ``0.bias``, ``2.weight``, ...).
+    ``device`` and ``dtype`` are passed to every ``Linear``.
     """
 
     def __init__(
@@ -468,6 +518,7 @@ class MLP(Sequential):
         out_features: int,
         activation: Type[Module] = ReLU,
         dropout: float = 0.0,
+        device: Any = None,
         dtype: Any = None,
     ) -> None:
         if isinstance(hidden_sizes, (int, np.integer)):
@@ -475,11 +526,11 @@ class MLP(Sequential):
         sizes = [in_features, *hidden_sizes, out_features]
         layers = []
         for fan_in, fan_out in zip(sizes[:-2], sizes[1:-1]):
-            layers.append(Linear(fan_in, fan_out, dtype=dtype))
+            layers.append(Linear(fan_in, fan_out, device=device, dtype=dtype))
             layers.append(activation())
             if dropout > 0.0:
                 layers.append(Dropout(dropout))
-        layers.append(Linear(sizes[-2], sizes[-1], dtype=dtype))
+        layers.append(Linear(sizes[-2], sizes[-1], device=device, dtype=dtype))
         super().__init__(*layers)
         self.in_features = in_features
         self.hidden_sizes = list(hidden_sizes)

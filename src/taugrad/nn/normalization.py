@@ -9,6 +9,11 @@ statistics and updates the running ones (momentum ``m``:
 ``r <- (1 - m) r + m stat``, the variance unbiased; ``momentum=None`` is the
 cumulative average ``m = 1 / num_batches_tracked``); ``eval()`` normalises
 with the running statistics.
+
+``device=`` and ``dtype=`` are PyTorch's factory arguments
+(:func:`taugrad.nn.layers.factory_kwargs`): the floating parameters and
+buffers are made in ``dtype`` (``num_batches_tracked`` stays int64) on the
+CPU, then moved.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops import norm as _norm
@@ -27,8 +33,9 @@ class _BatchNorm(Module):
     _input_dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
             raise ValueError(f"{type(self).__name__}: num_features must be a positive int, got {num_features!r}")
         self.num_features = int(num_features)
@@ -36,7 +43,6 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = bool(affine)
         self.track_running_stats = bool(track_running_stats)
-        dtype = np.float32 if dtype is None else np.dtype(dtype)
         if self.affine:
             self.weight = Parameter(np.ones(self.num_features, dtype=dtype))
             self.bias = Parameter(np.zeros(self.num_features, dtype=dtype))
@@ -51,6 +57,7 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+        place(self, dev)
 
     def reset_running_stats(self) -> None:
         if self.track_running_stats:
@@ -95,21 +102,22 @@ class GroupNorm(Module):
     """Normalise each sample over groups of channels (independent of the batch), then scale/shift per channel."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None) -> None:
         super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         if num_groups < 1 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups = int(num_groups)
         self.num_channels = int(num_channels)
         self.eps = float(eps)
         self.affine = bool(affine)
-        dtype = np.float32 if dtype is None else np.dtype(dtype)
         if self.affine:
             self.weight = Parameter(np.ones(self.num_channels, dtype=dtype))
             self.bias = Parameter(np.zeros(self.num_channels, dtype=dtype))
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
+        place(self, dev)
 
     def forward(self, x: Any) -> Tensor:
         return _norm.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
