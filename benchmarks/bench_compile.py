@@ -51,6 +51,9 @@ ARGS = _args() if __name__ == "__main__" else None
 if ARGS is not None and ARGS.threads is not None:
     for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = str(ARGS.threads)
+    if ARGS.threads == 1:  # XLA ignores the BLAS settings: without this, jax.jit used both cores in a "1 thread" run
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1").strip()
 
 import numpy as np  # noqa: E402  (after the thread settings)
 

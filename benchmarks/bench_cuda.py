@@ -31,15 +31,17 @@ from _timing import alternate, median, median_interval  # noqa: E402
 
 import taugrad  # noqa: E402
 
-CUDA = "cuda"
+CUDA = "cuda"  # "cpu" under --device cpu: a smoke run of this script where no GPU is lent
 
 
 def sync_torch():
-    torch.cuda.synchronize()
+    if CUDA != "cpu":
+        torch.cuda.synchronize()
 
 
 def sync_taugrad():
-    taugrad.cuda.synchronize()
+    if CUDA != "cpu":
+        taugrad.cuda.synchronize()
 
 
 def mlp(L, sizes):
@@ -152,15 +154,22 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds")
     parser.add_argument("--number", type=int, default=10, help="calls per timed block")
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
+    parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                        help="'cpu': run every case on the CPU to check the script itself (not a GPU figure)")
     args = parser.parse_args()
-    if not torch.cuda.is_available():
+    global CUDA
+    CUDA = args.device
+    if CUDA == "cpu":
+        print("bench_cuda: --device cpu, a smoke run of the script on the CPU; these are not GPU figures")
+    elif not torch.cuda.is_available():
         print("bench_cuda: torch sees no CUDA device", file=sys.stderr)
         return 2
-    if not taugrad.cuda.is_available():
+    elif not taugrad.cuda.is_available():
         print("bench_cuda: taugrad sees no CUDA device (CuPy missing, or no GPU)", file=sys.stderr)
         return 2
-    print(f"GPU: {taugrad.cuda.get_device_name()}; torch {torch.__version__}; "
-          f"CuPy {sys.modules['cupy'].__version__}; {args.rounds} rounds x {args.number} calls")
+    else:
+        print(f"GPU: {taugrad.cuda.get_device_name()}; torch {torch.__version__}; "
+              f"CuPy {sys.modules['cupy'].__version__}; {args.rounds} rounds x {args.number} calls")
     print(f"| case | torch ms | taugrad ms | taugrad/torch (95% interval) | target | verdict |")
     print(f"|---|---|---|---|---|---|")
     worst = 0
