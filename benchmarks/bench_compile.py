@@ -73,13 +73,7 @@ from taugrad import nn  # noqa: E402
 
 def compiled_engine(x, y, init) -> Callable[[], float]:
     """``taugrad-nn``'s step (nn.Sequential, cross-entropy, backward, in-place SGD) under ``taugrad.compile``."""
-    model = nn.Sequential(nn.Linear(T.SIZES[0], T.SIZES[1]), nn.ReLU(), nn.Linear(T.SIZES[1], T.SIZES[2]), nn.ReLU(),
-                          nn.Linear(T.SIZES[2], T.SIZES[3]))
-    layers = [m for m in model.children() if isinstance(m, nn.Linear)]
-    for layer, w, b in zip(layers, init[0::2], init[1::2]):
-        layer.weight._data[...] = w.T
-        layer.bias._data[...] = b
-    params = [p for layer in layers for p in (layer.weight, layer.bias)]
+    model, params = T.taugrad_mlp(init)
     inputs = taugrad.Tensor(x)
 
     @taugrad.compile

@@ -176,6 +176,18 @@ def taugrad_linear_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) 
     return taugrad_engine(x, y, init, fused_linear=True)
 
 
+def taugrad_mlp(init: List[np.ndarray]):
+    """The ``nn.Sequential`` MLP holding the shared initial weights, and its parameters in ``init``'s order."""
+    from taugrad import nn
+
+    model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]), nn.ReLU(),
+                          nn.Linear(SIZES[2], SIZES[3]))
+    layers = [m for m in model.children() if isinstance(m, nn.Linear)]
+    for layer, w, b in zip(layers, init[0::2], init[1::2]):
+        layer.weight._data[...] = w.T
+        layer.bias._data[...] = b
+    return model, [p for layer in layers for p in (layer.weight, layer.bias)]
+
 def taugrad_nn_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
     """What a PyTorch user writes: ``nn.Sequential`` of ``nn.Linear`` and ``nn.ReLU``.
 
@@ -186,15 +198,8 @@ def taugrad_nn_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> C
     """
     import taugrad
     import taugrad.functional as F
-    from taugrad import nn
 
-    model = nn.Sequential(nn.Linear(SIZES[0], SIZES[1]), nn.ReLU(), nn.Linear(SIZES[1], SIZES[2]), nn.ReLU(),
-                          nn.Linear(SIZES[2], SIZES[3]))
-    layers = [m for m in model.children() if isinstance(m, nn.Linear)]
-    for layer, w, b in zip(layers, init[0::2], init[1::2]):
-        layer.weight._data[...] = w.T
-        layer.bias._data[...] = b
-    params = [p for layer in layers for p in (layer.weight, layer.bias)]
+    model, params = taugrad_mlp(init)
     inputs = taugrad.Tensor(x)
 
     def step() -> float:

@@ -18,21 +18,9 @@ import torch
 import taugrad
 from taugrad import nn
 
-F64 = taugrad.float64
+from layer_cases import TORCH_LAYERS as LAYERS
 
-# name -> (positional args, keyword args, input maker (numpy, float64))
-LAYERS = {
-    "Linear": ((3, 4), {}, lambda rng: rng.standard_normal((5, 3))),
-    "Embedding": ((7, 3), {}, None),
-    "LayerNorm": ((4,), {}, lambda rng: rng.standard_normal((2, 3, 4))),
-    "Conv1d": ((2, 3, 3), {"padding": 1}, lambda rng: rng.standard_normal((2, 2, 6))),
-    "Conv2d": ((2, 3, 3), {"padding": 1}, lambda rng: rng.standard_normal((2, 2, 5, 5))),
-    "ConvTranspose2d": ((2, 3, 3), {"stride": 2}, lambda rng: rng.standard_normal((2, 2, 4, 4))),
-    "BatchNorm1d": ((3,), {}, lambda rng: rng.standard_normal((6, 3))),
-    "BatchNorm2d": ((3,), {}, lambda rng: rng.standard_normal((4, 3, 2, 2))),
-    "GroupNorm": ((2, 4), {}, lambda rng: rng.standard_normal((3, 4, 5))),
-    "MultiheadAttention": ((4, 2), {}, lambda rng: rng.standard_normal((5, 2, 4))),
-}
+F64 = taugrad.float64
 
 
 def _params(name):
@@ -103,10 +91,7 @@ def test_float64_forward_equals_torch_with_the_state_dict_copied(name):
     assert all(p.dtype == torch.float64 for p in theirs.parameters())
     theirs.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in _state(ours).items()})
     rng = np.random.default_rng(0)
-    if make is None:  # Embedding: indices
-        x = rng.integers(0, args[0], size=(2, 5))
-    else:
-        x = make(rng)
+    x = make(rng)
     if name == "MultiheadAttention":
         got = ours(x, x, x)[0].detach().numpy()
         want = theirs(*(torch.from_numpy(x),) * 3)[0].detach().numpy()

@@ -13,24 +13,11 @@ import pytest
 import taugrad
 from taugrad import nn
 
+from layer_cases import LAYERS
+
 from .strict_backend import StrictArray
 
 CUDA0 = taugrad.device("cuda", 0)
-
-# name -> (positional args, keyword args, input maker (numpy float32, or int indices))
-LAYERS = {
-    "Linear": ((3, 4), {}, lambda rng: rng.standard_normal((5, 3))),
-    "Embedding": ((7, 3), {}, lambda rng: rng.integers(0, 7, size=(2, 5))),
-    "LayerNorm": ((4,), {}, lambda rng: rng.standard_normal((2, 3, 4))),
-    "Conv1d": ((2, 3, 3), {"padding": 1}, lambda rng: rng.standard_normal((2, 2, 6))),
-    "Conv2d": ((2, 3, 3), {"padding": 1}, lambda rng: rng.standard_normal((2, 2, 5, 5))),
-    "ConvTranspose2d": ((2, 3, 3), {"stride": 2}, lambda rng: rng.standard_normal((2, 2, 4, 4))),
-    "BatchNorm1d": ((3,), {}, lambda rng: rng.standard_normal((6, 3))),
-    "BatchNorm2d": ((3,), {}, lambda rng: rng.standard_normal((4, 3, 2, 2))),
-    "GroupNorm": ((2, 4), {}, lambda rng: rng.standard_normal((3, 4, 5))),
-    "MultiheadAttention": ((4, 2), {}, lambda rng: rng.standard_normal((5, 2, 4))),
-    "MLP": ((3, [5], 2), {}, lambda rng: rng.standard_normal((4, 3))),
-}
 
 
 def _build(name, device=None):

@@ -19,7 +19,7 @@ from taugrad.compile import patches
 from taugrad.compile.plan import Plan, build
 from taugrad.compile.recording import (CAPTURE, CREATED, INPUT, RESULT, VIEW, RecArray, SlotRef, Tape,
                                        Unsupported, plain, slot_of, wrap)
-from taugrad.compile.state import Found
+from taugrad.compile.state import Found, read_path
 from taugrad.tensors.node import Tensor
 
 
@@ -79,19 +79,6 @@ def _getter(path: tuple, root_getters: Dict[str, Callable]) -> Callable:
     return get_nested
 
 
-def _current(path: tuple, args: tuple, kwargs: dict, root_getters: Dict[str, Callable]):
-    head = path[0]
-    if head == "arg":
-        obj, rest = args[path[1]], path[2:]
-    elif head == "kwarg":
-        obj, rest = kwargs[path[1]], path[2:]
-    else:
-        obj, rest = root_getters[head](), path[1:]
-    for key in rest:
-        obj = obj[key]
-    return obj
-
-
 def _grad_getter(t: Tensor) -> Callable:
     def get(args, kwargs):
         return t._grad._data
@@ -125,7 +112,7 @@ def capture(fn: Callable, args: tuple, kwargs: dict, found: Found, root_getters:
                 entry_grads[id(t)] = t._grad
                 swap(t._grad, ("grad", t), _grad_getter(t))
         for path, _ in found.inputs:
-            obj = _current(path, args, kwargs, root_getters)  # this call's object, not the one found first
+            obj = read_path(path, lambda head: root_getters[head](), args, kwargs)  # this call's object
             getter = _getter(path, root_getters)
             if isinstance(obj, Tensor):
                 swap(obj, ("input", path), getter)
