@@ -21,7 +21,7 @@ from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.backend import device as Device
-from taugrad.tensors.device import check_device
+from taugrad.tensors.device import factory_device
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_dtype, bfloat16
 from taugrad.tensors.node import Tensor, _dtype_of, as_array
 
@@ -50,22 +50,27 @@ def _as_tensor(x: Any) -> Tensor:
 def factory_kwargs(layer: str, device: Any, dtype: Any) -> Tuple[Device, np.dtype]:
     """A layer's checked ``device=`` and ``dtype=`` (PyTorch's factory arguments), as ``(device, NumPy dtype)``.
 
-    ``device`` None is the CPU; a device without a backend here (CUDA without
-    CuPy or a GPU, 'mps') is a one-line ``RuntimeError`` naming the layer.
+    ``device`` None is the default device (the CPU unless ``set_default_device``
+    or a ``with taugrad.device(...):`` block says otherwise); a device without a
+    backend here (CUDA without CuPy or a GPU, 'mps') is a one-line
+    ``RuntimeError`` naming the layer.
     ``dtype`` None is the default float dtype (``taugrad.get_default_dtype()``),
     as in PyTorch.  Only floating dtypes are taken: parameters are drawn from
     continuous distributions and moved by gradient steps, which an integer
     dtype would truncate to nothing (complex layers are not supported).
     """
-    dev = check_device(device, layer)
+    dev = factory_device(device, layer)
     if dtype is None:
         return dev, DEFAULT_FLOAT[0]
     try:
         floating = _dtype_of(dtype)
     except TypeError as error:
         raise TypeError(f"{layer}: {error}") from None
-    if floating.kind != "f" and as_dtype(floating) is not bfloat16:
-        raise TypeError(f"{layer}: dtype must be a floating dtype (float16, bfloat16, float32, float64), "
+    if as_dtype(floating) is bfloat16:  # a storage dtype here: no gradients, so no parameters
+        raise TypeError(f"{layer}: bfloat16 parameters are not supported (taugrad computes gradients in "
+                        f"float16, float32 and float64); build the layer in float32 and convert its outputs")
+    if floating.kind != "f":
+        raise TypeError(f"{layer}: dtype must be a floating dtype (float16, float32, float64), "
                         f"got {as_dtype(floating)}")
     return dev, floating
 

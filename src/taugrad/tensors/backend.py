@@ -89,8 +89,20 @@ class device:
     def __reduce__(self):
         return (device, (self._type, self._index))
 
+    def __enter__(self) -> "device":
+        """``with taugrad.device('cuda'):`` makes it the default device of the factory functions inside."""
+        DEFAULT_DEVICES.append(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        DEFAULT_DEVICES.pop()
+
 
 CPU = device("cpu")
+
+#: the default device of the factory functions (``zeros``, ``randn``, layers...): the last entry.  The first
+#: is what ``set_default_device`` sets; ``with device(...)`` blocks push and pop above it.
+DEFAULT_DEVICES = [CPU]
 
 
 class Backend:

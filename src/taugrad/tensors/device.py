@@ -13,7 +13,9 @@ one-line ``RuntimeError`` saying what is missing.
 """
 from __future__ import annotations
 
-from taugrad.tensors.backend import CPU, KNOWN_TYPES, backend_for, device, device_of  # noqa: F401 - re-exported
+from taugrad.tensors.backend import (  # noqa: F401 - CPU, KNOWN_TYPES re-exported
+    CPU, DEFAULT_DEVICES, KNOWN_TYPES, backend_for, device, device_of,
+)
 from taugrad.tensors.node import Tensor, _dtype_of
 
 def as_device(spec, op: str) -> device:
@@ -45,21 +47,31 @@ def check_device(spec, op: str) -> device:
     return dev
 
 
-def set_default_device(spec) -> None:
-    """``taugrad.set_default_device``: only None or 'cpu' (the default already) is possible.
+def factory_device(spec, op: str) -> device:
+    """``device=`` of a factory function (``zeros``, ``randn``, a layer...): None means the default device.
 
-    Other devices are refused rather than ignored: tensors would silently stay
-    on the CPU.  Pass ``device=`` to the creation functions, or ``.to()``.
+    The default is the CPU unless :func:`set_default_device` or a ``with
+    taugrad.device(...):`` block says otherwise, as in PyTorch; the device is
+    checked as :func:`check_device` does.
     """
-    dev = check_device(spec, "set_default_device")
-    if dev.type != "cpu":
-        raise RuntimeError(f"set_default_device: only the CPU can be the default device here, got {str(dev)!r}; "
-                           f"pass device= to the creation functions or move tensors with .to()")
+    return check_device(DEFAULT_DEVICES[-1] if spec is None else spec, op)
+
+
+def set_default_device(spec) -> None:
+    """``taugrad.set_default_device``: the device the factory functions use when ``device=`` is not given.
+
+    ``None`` restores the CPU.  A device without a backend here (CUDA without
+    CuPy or a GPU) is refused now, in one line, rather than at the next
+    ``zeros()``.  Tensors that share memory (``from_numpy``, ``from_dlpack``)
+    and ``*_like`` functions are not affected, as in PyTorch.
+    """
+    DEFAULT_DEVICES[0] = check_device(spec, "set_default_device")
 
 
 def get_default_device() -> device:
-    """The device new tensors are made on: always ``device(type='cpu')``."""
-    return CPU
+    """The device the factory functions use when ``device=`` is not given (a CUDA device with its index)."""
+    dev = DEFAULT_DEVICES[-1]
+    return device(dev.type, 0) if dev.type == "cuda" and dev.index is None else dev
 
 
 def _is_device(arg) -> bool:

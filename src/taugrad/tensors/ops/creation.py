@@ -15,11 +15,12 @@ import numpy as np
 
 from taugrad.tensors import sampling
 from taugrad.tensors.backend import CPU, backend_for, device_of, to_device
-from taugrad.tensors.device import check_device
+from taugrad.tensors.device import check_device, factory_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.dtypes import DEFAULT_FLOAT
 from taugrad.tensors.spacing import linspace_array
 from taugrad.tensors.node import Tensor, _dtype_of, to_array
+from taugrad.tensors.rule import register
 
 
 def _size(size, op: str) -> tuple:
@@ -66,8 +67,9 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     """A new tensor holding a *copy* of ``data`` (floats -> float32, as ``torch.tensor``)."""
     array = to_array(data, dtype)
     shared = array is data or array is getattr(data, "_data", None)
-    if device is not None:
-        moved = to_device(array, check_device(device, "tensor"))
+    dev = _data_device(data, array, device, "tensor")
+    if dev is not None:
+        moved = to_device(array, dev)
         shared, array = shared and moved is array, moved
     if shared:
         array = array.copy()
@@ -83,25 +85,25 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of zeros."""
-    dev = check_device(device, "zeros")
+    dev = factory_device(device, "zeros")
     return _result(_module(dev).zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of ones."""
-    dev = check_device(device, "ones")
+    dev = factory_device(device, "ones")
     return _result(_module(dev).ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor with unspecified contents."""
-    dev = check_device(device, "empty")
+    dev = factory_device(device, "empty")
     return _result(_module(dev).empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor filled with ``fill_value`` (dtype inferred from it as ``torch.full``)."""
-    dev = check_device(device, "full")
+    dev = factory_device(device, "full")
     if dtype is None:
         dtype = to_array(fill_value).dtype
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "full")
@@ -111,6 +113,14 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
 def _like(t, dtype):
     data = t._data if isinstance(t, Tensor) else np.asarray(t)
     return data.shape, (data.dtype if dtype is None else _dtype_of(dtype))
+
+
+def _data_device(data, array, device, op: str):
+    """Where ``tensor``/``as_tensor`` put ``data`` (as ``array``): ``device=``; else, for a Tensor or an array
+    already on a device (a CuPy array), where it is (None: leave it); else the default device (as PyTorch)."""
+    if device is None and (isinstance(data, Tensor) or device_of(array) != CPU):
+        return None
+    return factory_device(device, op)
 
 
 def _like_device(t, device, op: str):
@@ -145,18 +155,73 @@ def empty_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tenso
     return _result(_module(dev).empty(shape, dtype=dtype), requires_grad)
 
 
+def _new_like(x: Tensor, dtype, device, op: str):
+    """The dtype and device of a ``x.new_*`` result: ``x``'s unless given (as torch's ``Tensor.new_*``)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    dt = x._data.dtype if dtype is None else _dtype_of(dtype)
+    return dt, _like_device(x, device, op)
+
+
+@register("new_zeros", methods=("new_zeros",))
+def new_zeros(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """Zeros of the given size with ``x``'s dtype and device (a leaf, no grad unless asked)."""
+    dt, dev = _new_like(x, dtype, device, "new_zeros")
+    return _result(_module(dev).zeros(_sizes(sizes, size, "new_zeros"), dtype=dt), requires_grad)
+
+
+@register("new_ones", methods=("new_ones",))
+def new_ones(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """Ones of the given size with ``x``'s dtype and device."""
+    dt, dev = _new_like(x, dtype, device, "new_ones")
+    return _result(_module(dev).ones(_sizes(sizes, size, "new_ones"), dtype=dt), requires_grad)
+
+
+@register("new_empty", methods=("new_empty",))
+def new_empty(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_grad: bool = False,
+              layout=None, pin_memory: bool = False) -> Tensor:
+    """A tensor of the given size with ``x``'s dtype and device, contents unspecified."""
+    dt, dev = _new_like(x, dtype, device, "new_empty")
+    return _result(_module(dev).empty(_sizes(sizes, size, "new_empty"), dtype=dt), requires_grad)
+
+
+@register("new_full", methods=("new_full",))
+def new_full(x: Tensor, size, fill_value, dtype=None, device=None, requires_grad: bool = False,
+             layout=None, pin_memory: bool = False) -> Tensor:
+    """``fill_value`` everywhere, with ``x``'s dtype (not the fill value's, unlike ``full``) and device."""
+    dt, dev = _new_like(x, dtype, device, "new_full")
+    size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "new_full")
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    return _result(_module(dev).full(size, fill_value, dtype=dt), requires_grad)
+
+
+@register("new_tensor", methods=("new_tensor",))
+def new_tensor(x: Tensor, data, dtype=None, device=None, requires_grad: bool = False,
+               layout=None, pin_memory: bool = False) -> Tensor:
+    """A copy of ``data`` with ``x``'s dtype and device unless given (floats into an integer ``x``
+    are truncated, as torch)."""
+    dt, dev = _new_like(x, dtype, device, "new_tensor")
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return tensor(data, dtype=dt, device=dev, requires_grad=requires_grad)
+
+
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """``data`` as a tensor, sharing memory where it can (as ``torch.as_tensor``).
 
     A Tensor of the asked dtype is returned as it is, a NumPy array is
     wrapped without a copy (writes through either are seen by the other);
-    anything else, or another dtype, is converted (a copy).
+    anything else, or another dtype, is converted (a copy).  With a default
+    device other than the CPU (``set_default_device``), host data is copied there.
     """
-    dev = None if device is None else check_device(device, "as_tensor")
     if isinstance(data, Tensor):
         out = data if dtype is None or data._data.dtype == _dtype_of(dtype) else data.to(_dtype_of(dtype))
-        return out if dev is None else out.to(dev)
+        return out if device is None else out.to(check_device(device, "as_tensor"))
     array = to_array(data, dtype)
+    dev = _data_device(data, array, device, "as_tensor")
     return Tensor(array if dev is None else to_device(array, dev))
 
 
@@ -170,14 +235,14 @@ def numel(t) -> int:
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
     """``base ** linspace(start, end, steps)``: ``steps`` values spaced evenly on a log scale."""
-    dev = check_device(device, "logspace")
+    dev = factory_device(device, "logspace")
     exponents = linspace(start, end, steps, dtype=np.float64)._data
     return _result((float(base) ** exponents).astype(_dtype(dtype)), requires_grad, dev)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``start, start + step, ...`` below ``end`` (ints -> int64, floats -> float32)."""
-    dev = check_device(device, "arange")
+    dev = factory_device(device, "arange")
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if end is None:
         start, end = 0, start
@@ -193,7 +258,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    dev = check_device(device, "linspace")
+    dev = factory_device(device, "linspace")
     try:  # checked here: NumPy's own errors name no argument
         steps = operator.index(steps)
     except TypeError:
@@ -208,14 +273,14 @@ def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: boo
 
 def eye(n: int, m=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Identity matrix (``n x m``)."""
-    dev = check_device(device, "eye")
+    dev = factory_device(device, "eye")
     n, m = _size((n, n if m is None else m), "eye")
     return _result(_module(dev).eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples of the standard normal distribution N(0, 1) (float32 unless ``dtype``)."""
-    dev = check_device(device, "randn")
+    dev = factory_device(device, "randn")
     shape = _sizes(sizes, size, "randn")
     data = sampling.standard_normal(get_generator(generator, dev), shape, _dtype(dtype), "randn")
     return _result(data, requires_grad, dev)
@@ -223,7 +288,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
 
 def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Samples of the uniform distribution on [0, 1) (float32 unless ``dtype``)."""
-    dev = check_device(device, "rand")
+    dev = factory_device(device, "rand")
     shape = _sizes(sizes, size, "rand")
     return _result(sampling.uniform01(get_generator(generator, dev), shape, _dtype(dtype), "rand"), requires_grad, dev)
 
@@ -234,7 +299,7 @@ def randint(low, high=None, size=(), generator=None, dtype=None, device=None, re
     As ``torch.randint``: ``randint(high, size)``, ``randint(low, high, size)``,
     or the sizes by keyword.
     """
-    dev = check_device(device, "randint")
+    dev = factory_device(device, "randint")
     if isinstance(high, (tuple, list)):  # randint(high, size): PyTorch's two-argument form
         low, high, size = 0, low, high
     if high is None:
@@ -248,7 +313,7 @@ def randint(low, high=None, size=(), generator=None, dtype=None, device=None, re
 
 def randperm(n: int, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A random permutation of ``0..n-1`` (int64 unless ``dtype``)."""
-    dev = check_device(device, "randperm")
+    dev = factory_device(device, "randperm")
     (n,) = _size((n,), "randperm")
     data = get_generator(generator, dev).permutation(n).astype(_dtype(dtype, np.int64))
     return _result(data, requires_grad, dev)

@@ -15,7 +15,7 @@ import numpy as np
 
 from taugrad.tensors import sampling
 from taugrad.tensors.backend import device_of, move_like, to_device, to_host
-from taugrad.tensors.device import check_device
+from taugrad.tensors.device import factory_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor, _dtype_of, bump_version, check_inplace, to_array
 from taugrad.tensors.rule import register
@@ -94,7 +94,7 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     ``normal(mean, std_tensor)``: one sample per element (shapes broadcast);
     ``normal(mean, std, size)``: ``size`` samples (float32 unless ``dtype``).
     """
-    dev = check_device(device, "normal")
+    dev = factory_device(device, "normal")
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         if size is not None:
             raise TypeError("normal: size is only for a number mean and std; with a tensor the shape is its own")
