@@ -59,6 +59,13 @@ from taugrad.tensors.ops.rearrange import (
 from taugrad.tensors.ops.einsum import einsum
 from taugrad.tensors.ops.linalg import diag, norm, outer, outer as ger, trace
 from taugrad.tensors.ops.compare import allclose, equal, isclose, isfinite, isinf, isnan, isneginf, isposinf
+from taugrad.tensors.ops.matmul import addmm, bmm, dot, mm, mv
+from taugrad.tensors.ops.elementwise import floor_divide, fmod, reciprocal, remainder
+from taugrad.tensors.ops.elementary import hypot, lerp, logaddexp, nan_to_num, xlogy
+from taugrad.tensors.ops.reduce import count_nonzero, nanmean, nansum
+from taugrad.tensors.ops.masking import nonzero
+from taugrad.tensors.ops.rearrange import diff
+from taugrad.tensors.ops.shape import unflatten
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 

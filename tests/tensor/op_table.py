@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from .op_table_api import API_OPS
 from .op_table_cnn import CNN_OPS
+from .op_table_methods import METHOD_OPS
 from .helpers import (
     Case,
     Op,
@@ -448,3 +449,4 @@ OPS = [
 
 OPS += API_OPS  # elementary functions, sorting, scans, rearranging, einsum, norms (op_table_api.py)
 OPS += CNN_OPS  # convolution, im2col, pooling, normalisation, resampling (op_table_cnn.py)
+OPS += METHOD_OPS  # torch Tensor methods: mm/bmm/mv/dot/addmm, remainder/fmod, diff... (op_table_methods.py)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .helpers import ValueOp
 from .value_table_api import API_VALUE_OPS
+from .value_table_methods import METHOD_VALUE_OPS
 
 
 def _in_place(method: str, *args, **kwargs):
@@ -99,6 +100,7 @@ VALUE_OPS = [
 ]
 
 VALUE_OPS += API_VALUE_OPS  # sorting, counting, testing values (value_table_api.py)
+VALUE_OPS += METHOD_VALUE_OPS  # new_*, nonzero, floor_divide... (value_table_methods.py)
 
 #: registered ops that no table row calls directly, with where they are tested instead
 COVERED_ELSEWHERE = {

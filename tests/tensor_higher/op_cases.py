@@ -75,6 +75,7 @@ def _svd_invariants(a, full_matrices):
 _TARGETS = np.array([2, 0, 1])
 #: zeros planted in a (2, 3) input: one row with one zero, one with two
 _ZEROS = np.array([[1.0, 0.0, 1.0], [0.0, 1.0, 0.0]])
+_INFS = np.array([[0.0, np.inf, 0.0], [-np.inf, 0.0, 0.0]])  # nan_to_num: replaced where a + _INFS is not finite
 
 def _setitem(a, b):
     y = a * 1.0
@@ -263,6 +264,21 @@ OP_CASES = [
     OpCase("linalg_svdvals", lambda a: taugrad.linalg.svdvals(_well_separated(a)) ** 2, ((2, 3),)),
     OpCase("matrix_norm_nuc", lambda a: taugrad.linalg.matrix_norm(_well_separated(a), "nuc") ** 2, ((3, 2),)),
     OpCase("linalg_norm_2", lambda a: taugrad.linalg.norm(_well_separated(a), 2) ** 2, ((3, 3),)),
+    # torch Tensor methods with their own rules, and the composed ones
+    OpCase("remainder", lambda a, b: a.remainder(b) ** 2 * b, ((2, 3), (3,)), "nonzero"),
+    OpCase("fmod", lambda a, b: a.fmod(b) ** 2 * b, ((2, 3), (3,)), "nonzero"),
+    OpCase("logaddexp", lambda a, b: a.logaddexp(b) ** 2, ((2, 3), (3,))),
+    OpCase("hypot", lambda a, b: a.hypot(b) ** 2 * a, ((2, 3), (3,)), "nonzero"),
+    OpCase("xlogy", lambda a, b: a.xlogy(b) ** 2, ((2, 3), (3,)), "positive"),
+    OpCase("xlogy_zero", lambda a, b: (a * _ZEROS).xlogy(b) * a, ((2, 3), (3,)), "positive"),
+    OpCase("reciprocal", lambda a: a.reciprocal() * a.sum(), ((2, 3),), "nonzero"),
+    OpCase("mm", lambda a, b: a.mm(b) ** 2, ((2, 3), (3, 2))),
+    OpCase("addmm", lambda c, a, b: c.addmm(a, b, beta=0.5, alpha=2.0) ** 2, ((2,), (2, 3), (3, 2))),
+    OpCase("lerp", lambda a, b: a.lerp(b, a.sigmoid()) ** 2, ((2, 3), (2, 3))),
+    OpCase("nansum", lambda a: a.nansum(1) ** 2, ((2, 3),)),
+    OpCase("nanmean", lambda a: a.nanmean(0) ** 2, ((2, 3),)),
+    OpCase("diff", lambda a: a.diff(n=2, dim=1) ** 2, ((2, 4),)),
+    OpCase("nan_to_num", lambda a: (a + _INFS).nan_to_num(posinf=2.0, neginf=-3.0) ** 2 * a, ((2, 3),)),
 ]
 
 from .op_cases_cnn import CNN_ROWS  # noqa: E402  (convolution, pooling, normalisation, resampling)

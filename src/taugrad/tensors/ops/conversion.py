@@ -58,6 +58,19 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     return out
 
 
+@register("type_as", methods=("type_as",))
+def type_as(x: Tensor, other: Tensor) -> Tensor:
+    """``x`` with ``other``'s dtype on ``other``'s device (``x`` itself if it has both), as ``torch.Tensor.type_as``.
+
+    PyTorch's "type" names both (``torch.cuda.FloatTensor``), so a CPU tensor
+    ``type_as`` a CUDA one moves.  The gradient flows back through both steps
+    (between float dtypes, the ``astype`` op; the move, to the first device).
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"type_as: expected a Tensor, got {type(other).__name__}")
+    return move(forward_of("astype")(x, other._data.dtype), _device_of_array(other._data))
+
+
 @register("cpu", methods=("cpu",))
 def cpu(x: Tensor, memory_format=None) -> Tensor:
     """``x`` on the CPU (``x`` itself if it is there)."""

@@ -257,3 +257,132 @@ def clamp_min(a: Tensor, min) -> Tensor:
 def clamp_max(a: Tensor, max) -> Tensor:
     """``min(a, max)``: :func:`~taugrad.clamp` with only an upper bound."""
     return forward_of("clip")(a, max=max)
+
+
+# ---------------------------------------------------------------------------
+# two-operand functions: logaddexp, hypot, xlogy, lerp
+# ---------------------------------------------------------------------------
+
+
+def _pair(op: str, a, b):
+    """Both operands as Tensors (either may be a number), with torch's one-line errors."""
+    a = a if isinstance(a, Tensor) else operand(a, b)
+    return a, operand(b, a)
+
+
+def _pair_data(op: str, ufunc: str, a: Tensor, b: Tensor):
+    try:
+        with quiet():
+            return getattr(array_module(a._data), ufunc)(a._data, b._data)
+    except ValueError:
+        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} cannot broadcast") from None
+    except TypeError:
+        raise TypeError(f"{op}: not supported for {a.dtype} and {b.dtype} operands") from None
+
+
+@rule("logaddexp", reads=(0, 1, "out"), gives=NEW)
+def logaddexp_backward(g, out, ins, node):
+    """z = log(e^a + e^b):  dz/da = e^(a - z),  dz/db = e^(b - z)  (each at most 1: no overflow)."""
+    a, b = ins
+    pa, pb = node._prev
+    return (A.sum_to(g * A.exp(a - out), a.shape) if pa.requires_grad else None,
+            A.sum_to(g * A.exp(b - out), b.shape) if pb.requires_grad else None)
+
+
+@register("logaddexp", methods=("logaddexp",))
+def logaddexp(a: Tensor, b) -> Tensor:
+    """``log(exp(a) + exp(b))`` without overflow, with broadcasting."""
+    a, b = _pair("logaddexp", a, b)
+    return make(_pair_data("logaddexp", "logaddexp", a, b), (a, b), logaddexp_backward)
+
+
+@rule("hypot", reads=(0, 1, "out"), gives=NEW)
+def hypot_backward(g, out, ins, node):
+    """z = sqrt(a^2 + b^2):  dz/da = a / z,  dz/db = b / z  (nan at the origin, as torch)."""
+    a, b = ins
+    pa, pb = node._prev
+    return (A.sum_to(g * a / out, a.shape) if pa.requires_grad else None,
+            A.sum_to(g * b / out, b.shape) if pb.requires_grad else None)
+
+
+@register("hypot", methods=("hypot",))
+def hypot(a: Tensor, b) -> Tensor:
+    """``sqrt(a^2 + b^2)`` without overflow of the squares, with broadcasting."""
+    a, b = _pair("hypot", a, b)
+    return make(_pair_data("hypot", "hypot", a, b), (a, b), hypot_backward)
+
+
+def _xlogy_zero(a, b):
+    """Where ``a * log(b)`` is replaced by 0: ``a == 0`` and ``b`` not nan (a constant mask)."""
+    ad = a._data if isinstance(a, Tensor) else a
+    bd = b._data if isinstance(b, Tensor) else b
+    return (ad == 0) & ~array_module(bd).isnan(bd)
+
+
+@rule("xlogy", reads=(0, 1), gives=NEW)
+def xlogy_backward(g, out, ins, node):
+    """z = a log(b) (0 where a = 0):  dz/da = log(b) (0 where a = 0 and b <= 0),  dz/db = a / b."""
+    a, b = ins
+    pa, pb = node._prev
+    grad_a = grad_b = None
+    if pa.requires_grad:
+        ad = a._data if isinstance(a, Tensor) else a
+        bd = b._data if isinstance(b, Tensor) else b
+        with quiet():
+            grad_a = A.sum_to(A.where((ad == 0) & (bd <= 0), 0.0, g * A.log(b)), a.shape)
+    if pb.requires_grad:
+        grad_b = A.sum_to(g * a / b, b.shape)
+    return grad_a, grad_b
+
+
+@register("xlogy", methods=("xlogy",))
+def xlogy(a: Tensor, b) -> Tensor:
+    """``a * log(b)``, 0 where ``a == 0`` (unless ``b`` is nan), as ``torch.xlogy``: the
+    entropy term ``p log p`` with ``p = 0`` counts as 0."""
+    a, b = _pair("xlogy", a, b)
+    ad, bd = a._data, b._data
+    if ad.dtype.kind in "biu" and bd.dtype.kind in "biu":
+        a, b = forward_of("float")(a), forward_of("float")(b)
+        ad, bd = a._data, b._data
+    xp = array_module(ad)
+    try:
+        with quiet():
+            data = xp.where(_xlogy_zero(ad, bd), 0.0, ad * xp.log(bd))
+            data = data.astype(xp.result_type(ad, bd), copy=False)
+    except ValueError:
+        raise ValueError(f"xlogy: shapes {a.shape} and {b.shape} cannot broadcast") from None
+    return make(data, (a, b), xlogy_backward)
+
+
+@register("lerp", methods=("lerp",))
+def lerp(start: Tensor, end, weight) -> Tensor:
+    """``start + weight * (end - start)`` (``weight`` a number or a tensor), as ``torch.lerp``;
+    composed, so the gradients are ``1 - weight``, ``weight`` and ``end - start``."""
+    end = operand(end, start)
+    sub, mul, add = forward_of("sub"), forward_of("mul"), forward_of("add")
+    return add(start, mul(sub(end, start), weight))
+
+
+# ---------------------------------------------------------------------------
+# nan_to_num
+# ---------------------------------------------------------------------------
+
+
+@rule("nan_to_num", gives=NEW)
+def nan_to_num_backward(g, out, ins, node):
+    """z = x where x is finite, else a constant:  dz/dx = 1 where x is finite, else 0.  Applied as a
+    product with the 0/1 mask (as torch), so a nan in g stays nan."""
+    return (g * node._ctx,)
+
+
+@register("nan_to_num", methods=("nan_to_num",))
+def nan_to_num(x: Tensor, nan: float = 0.0, posinf=None, neginf=None) -> Tensor:
+    """nan, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (the dtype's largest and
+    smallest finite values by default); the gradient flows to the finite elements only."""
+    xd = x._data
+    if xd.dtype.kind not in "fc":
+        return forward_of("clone")(x)
+    xp = array_module(xd)
+    with quiet():
+        data = xp.nan_to_num(xd, nan=nan, posinf=posinf, neginf=neginf)
+    return make(data, (x,), nan_to_num_backward, xp.isfinite(xd).astype(xd.dtype))

@@ -277,6 +277,93 @@ def rdiv(a: Tensor, b) -> Tensor:
     return div(operand(b, a), a)
 
 
+@register("reciprocal", methods=("reciprocal",))
+def reciprocal(a: Tensor) -> Tensor:
+    """``1 / a`` (integers give the default float dtype, as torch; inf at 0):  dz/da = -1/a^2."""
+    return rdiv(a, 1.0)
+
+
+# ---------------------------------------------------------------------------
+# remainder, fmod, floor_divide
+# ---------------------------------------------------------------------------
+# a = q b + r with q an integer: remainder takes q = floor(a/b) (r has b's
+# sign, Python's %), fmod q = trunc(a/b) (r has a's sign, C's fmod).  q is
+# constant between its jumps, so dr/da = 1 and dr/db = -q, as torch.
+
+
+def _quotient(a, b, xp_name: str):
+    """``floor`` or ``trunc`` of ``a / b``: an array, or a constant Tensor on the create_graph path
+    (q is piecewise constant, so it has no derivative to record)."""
+    if isinstance(a, Tensor) or isinstance(b, Tensor):
+        ad = a._data if isinstance(a, Tensor) else a
+        bd = b._data if isinstance(b, Tensor) else b
+        with quiet():
+            return constant(getattr(array_module(ad), xp_name)(ad / bd))
+    with quiet():
+        return getattr(array_module(a), xp_name)(a / b)
+
+
+def _integer_quotient_operands(op: str, a, b):
+    """Both operands as Tensors; integer division by zero is refused (as torch), not NumPy's silent 0."""
+    a = a if isinstance(a, Tensor) else operand(a, b)
+    b = operand(b, a)
+    bd = b._data
+    if bd.dtype.kind in "biu" and a._data.dtype.kind in "biu" and bool((bd == 0).any()):
+        raise ZeroDivisionError(f"{op}: integer division by zero")
+    return a, b
+
+
+@rule("remainder", reads=(0, 1), gives=NEW)
+def remainder_backward(g, out, ins, node):
+    """z = a - b floor(a/b):  dz/da = 1,  dz/db = -floor(a/b)."""
+    a, b = ins
+    pa, pb = node._prev
+    return (A.sum_to(g * 1.0, a.shape) if pa.requires_grad else None,
+            A.sum_to(-g * _quotient(a, b, "floor"), b.shape) if pb.requires_grad else None)
+
+
+@register("remainder", methods=("remainder", "__mod__"))
+def remainder(a: Tensor, b) -> Tensor:
+    """Python's ``a % b`` elementwise: the result has the divisor's sign (``torch.remainder``)."""
+    a, b = _integer_quotient_operands("remainder", a, b)
+    data = _binary_data("remainder", "fmod", a, b)
+    if data.dtype.kind == "f":  # fmod moved to the divisor's sign, as torch: -5 % 2.5 is -0.0 there, not 0.0
+        bd = b._data.astype(data.dtype, copy=False)
+        xp = array_module(data)
+        with quiet():
+            data = xp.where((data != 0) & ((bd < 0) != (data < 0)), data + bd, data)
+    else:
+        data = _binary_data("remainder", "remainder", a, b)
+    return make(data, (a, b), remainder_backward)
+
+
+@rule("fmod", reads=(0, 1), gives=NEW)
+def fmod_backward(g, out, ins, node):
+    """z = a - b trunc(a/b):  dz/da = 1,  dz/db = -trunc(a/b)."""
+    a, b = ins
+    pa, pb = node._prev
+    return (A.sum_to(g * 1.0, a.shape) if pa.requires_grad else None,
+            A.sum_to(-g * _quotient(a, b, "trunc"), b.shape) if pb.requires_grad else None)
+
+
+@register("fmod", methods=("fmod",))
+def fmod(a: Tensor, b) -> Tensor:
+    """C's ``fmod`` elementwise: the result has the dividend's sign (``torch.fmod``)."""
+    a, b = _integer_quotient_operands("fmod", a, b)
+    return make(_binary_data("fmod", "fmod", a, b), (a, b), fmod_backward)
+
+
+@register("floor_divide", methods=("floor_divide", "__floordiv__"))
+def floor_divide(a: Tensor, b) -> Tensor:
+    """``floor(a / b)`` elementwise (Python's ``//``), in the operands' promoted dtype.
+
+    Piecewise constant: the result is a constant (no gradient), where torch
+    records a node whose backward raises.
+    """
+    a, b = _integer_quotient_operands("floor_divide", a, b)
+    return constant(_binary_data("floor_divide", "floor_divide", a, b))
+
+
 @rule("pow", reads=(0, 1, "out"), gives=NEW)
 def pow_backward(g, out, ins, node):
     """z = a ** b:  dz/da = b a^(b-1) (0 where b = 0: a^0 is constant, even at a = 0),

@@ -77,10 +77,22 @@ def softmax_backward(g, out, ins, node):
     return (out * (g - (g * out).sum(axis=d, keepdims=True)),)
 
 
-@register("softmax")
-def softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the maximum."""
-    x = _input_tensor(x, "softmax")
+def _softmax_input(x, dtype, op: str) -> Tensor:
+    """The input as a Tensor, cast to ``dtype`` first when one is given (torch's ``dtype=``:
+    the cast is part of the graph, so a float16 input can be normalised in float32)."""
+    x = _input_tensor(x, op)
+    if dtype is not None:
+        x = forward_of("astype")(x, dtype)
+    return x
+
+
+@register("softmax", methods=("softmax",))
+def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the maximum.
+
+    ``F.softmax(x, dim)`` and ``x.softmax(dim)``; ``dtype`` casts the input first.
+    """
+    x = _softmax_input(x, dtype, "softmax")
     d = normalize_dim(dim, x._data.ndim, "softmax") if x._data.ndim else None
     with quiet():  # rows with inf or nan give nan silently, as PyTorch
         e = array_module(x._data).exp(_shift(x._data, d))
@@ -95,10 +107,13 @@ def log_softmax_backward(g, out, ins, node):
     return (g - A.exp(out) * g.sum(axis=d, keepdims=True),)
 
 
-@register("log_softmax")
-def log_softmax(x: Tensor, dim: int = -1) -> Tensor:
-    """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits."""
-    x = _input_tensor(x, "log_softmax")
+@register("log_softmax", methods=("log_softmax",))
+def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
+    """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits.
+
+    ``F.log_softmax(x, dim)`` and ``x.log_softmax(dim)``; ``dtype`` casts the input first.
+    """
+    x = _softmax_input(x, dtype, "log_softmax")
     d = normalize_dim(dim, x._data.ndim, "log_softmax") if x._data.ndim else None
     with quiet():  # a row of -inf: log(0) = -inf; a row with inf or nan: nan (as PyTorch, silently)
         shifted = _shift(x._data, d)  # subtract the max first: x - (max + log s) would round in float32

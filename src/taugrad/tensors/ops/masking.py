@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.node import Tensor, array_module, make
+from taugrad.tensors.node import Tensor, array_module, constant, make
 from taugrad.tensors.rule import register, rule
 
 
@@ -58,3 +58,18 @@ def tril(x: Tensor, diagonal: int = 0) -> Tensor:
 def triu(x: Tensor, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims: elements with ``col - row >= diagonal``, zeros elsewhere."""
     return _triangle(x, diagonal, True, "triu")
+
+
+@register("nonzero", methods=("nonzero",))
+def nonzero(x: Tensor, *, as_tuple: bool = False):
+    """The indices of the nonzero elements: an (n, ndim) int64 tensor, or with ``as_tuple`` one
+    int64 index tensor per dimension (a 0-d tensor counts as one of shape (1,), as torch)."""
+    data = x._data
+    xp = array_module(data)
+    found = xp.nonzero(data.reshape(1) if data.ndim == 0 else data)
+    found = tuple(i.astype(xp.int64, copy=False) for i in found)
+    if as_tuple:
+        return tuple(constant(i) for i in found)
+    if data.ndim == 0:
+        return constant(xp.zeros((found[0].shape[0], 0), dtype=xp.int64))
+    return constant(xp.stack(found, axis=1))

@@ -16,7 +16,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.dtypes import DtypeMismatchError
 from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, operand
 from taugrad.tensors.node import Tensor
-from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
+from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
 
 ndarray = np.ndarray
 
@@ -178,3 +178,103 @@ def _linear_data(x: Tensor, weight, bias, op: str):
     else:
         data = data + bd
     return data, (x, weight, bias)
+
+
+# ---------------------------------------------------------------------------
+# torch's fixed-rank products: mm, bmm, mv, dot, addmm
+# ---------------------------------------------------------------------------
+# Each is ``matmul`` (one node, its rule) after the rank check torch makes:
+# ``a.mm(b)`` of a vector is an error there, not a silent matrix-vector product.
+
+
+def _as_operand(b, a: Tensor, op: str) -> Tensor:
+    if isinstance(b, Tensor):
+        return b
+    if isinstance(b, (int, float, bool)):
+        raise TypeError(f"{op}: expected a Tensor, got {type(b).__name__}")
+    return operand(b, a)
+
+
+def _same_dtype(op: str, a: Tensor, b: Tensor) -> None:
+    if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
+        raise DtypeMismatchError(f"{op}: expected both operands to have the same dtype, but got {a.dtype} and "
+                                 f"{b.dtype} (convert one, e.g. b.to(a.dtype))")
+
+
+def _dims(shape) -> str:
+    return "x".join(str(n) for n in shape)
+
+
+@register("mm", methods=("mm",))
+def mm(a: Tensor, b) -> Tensor:
+    """Matrix product of two matrices (``matmul`` restricted to 2-D, as ``torch.mm``)."""
+    b = _as_operand(b, a, "mm")
+    if a.ndim != 2 or b.ndim != 2:
+        which = "self" if a.ndim != 2 else "mat2"
+        raise ValueError(f"mm: {which} must be a matrix, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"mm: mat1 and mat2 shapes cannot be multiplied ({_dims(a.shape)} and {_dims(b.shape)})")
+    _same_dtype("mm", a, b)
+    return matmul(a, b)
+
+
+@register("bmm", methods=("bmm",))
+def bmm(a: Tensor, b) -> Tensor:
+    """Batch of matrix products, (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting (as ``torch.bmm``)."""
+    b = _as_operand(b, a, "bmm")
+    if a.ndim != 3 or b.ndim != 3:
+        which = "batch1" if a.ndim != 3 else "batch2"
+        raise ValueError(f"bmm: {which} must be a 3D tensor, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    if a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise ValueError(f"bmm: expected batch2 of shape [{a.shape[0]}, {a.shape[2]}, *] for batch1 "
+                         f"{tuple(a.shape)}, got {tuple(b.shape)}")
+    _same_dtype("bmm", a, b)
+    return matmul(a, b)
+
+
+@register("mv", methods=("mv",))
+def mv(a: Tensor, v) -> Tensor:
+    """Matrix-vector product, (n, m) @ (m,) -> (n,) (as ``torch.mv``)."""
+    v = _as_operand(v, a, "mv")
+    if a.ndim != 2 or v.ndim != 1:
+        raise ValueError(f"mv: expected a matrix and a vector, got shapes {tuple(a.shape)} and {tuple(v.shape)}")
+    if a.shape[1] != v.shape[0]:
+        raise ValueError(f"mv: size mismatch, mat ({_dims(a.shape)}), vec ({v.shape[0]})")
+    _same_dtype("mv", a, v)
+    return matmul(a, v)
+
+
+@register("dot", methods=("dot",))
+def dot(a: Tensor, b) -> Tensor:
+    """Inner product of two vectors of the same length, a 0-d tensor (as ``torch.dot``)."""
+    b = _as_operand(b, a, "dot")
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError(f"dot: 1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors")
+    if a.shape[0] != b.shape[0]:
+        raise ValueError(f"dot: inconsistent tensor size, got {a.shape[0]} and {b.shape[0]} elements")
+    _same_dtype("dot", a, b)
+    return matmul(a, b)
+
+
+@register("addmm", methods=("addmm",))
+def addmm(input: Tensor, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A002 - torch's name
+    """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product (as ``torch.addmm``).
+
+    With ``beta == 0`` the input is not read (nan and inf in it do not reach
+    the result, as torch), so it gets no gradient.
+    """
+    times, plus = forward_of("mul"), forward_of("add")
+    product = mm(_as_operand(mat1, input, "addmm"), mat2)
+    if not isinstance(input, Tensor):
+        input = operand(input, product)
+    try:
+        fits = np.broadcast_shapes(tuple(input.shape), tuple(product.shape)) == tuple(product.shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"addmm: input {tuple(input.shape)} does not broadcast to the product "
+                         f"{tuple(product.shape)}")
+    scaled = product if alpha == 1 else times(product, alpha)
+    if beta == 0:
+        return scaled
+    return plus(scaled, input if beta == 1 else times(input, beta))

@@ -233,3 +233,45 @@ def reshape_as(x: Tensor, other) -> Tensor:
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
     """``x`` itself: taugrad has no layouts an op could need to change (as PyTorch for a contiguous tensor)."""
     return x
+
+
+@register("is_contiguous", methods=("is_contiguous",))
+def is_contiguous(x: Tensor, memory_format=None) -> bool:
+    """True: every op takes any layout and ``contiguous()`` returns the tensor itself, so code that
+    asks before calling ``contiguous()`` (or after, as torch promises) gets the answer it needs."""
+    return True
+
+
+@register("diff", methods=("diff",))
+def diff(x: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
+    """The ``n``-th forward difference ``x[i + 1] - x[i]`` along ``dim``, after joining ``prepend``
+    and ``append`` there (as ``torch.diff``); composed of ``cat``, ``narrow`` and ``sub``, so the
+    gradient is theirs.  Bool tensors give ``x[i + 1] != x[i]``."""
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError(f"diff: n must be an int, got {n!r}") from None
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative, got {n}")
+    if x._data.ndim == 0:
+        raise ValueError("diff: expects input to be at least one-dimensional")
+    d = normalize_dim(dim, x._data.ndim, "diff")
+    if n == 0:  # torch: the input itself, prepend and append ignored
+        return x
+    parts = []
+    for extra in (prepend, x, append):
+        if extra is None:
+            continue
+        if not isinstance(extra, Tensor):
+            raise TypeError(f"diff: prepend and append must be Tensors, got {type(extra).__name__}")
+        parts.append(extra)
+    if len(parts) > 1:
+        x = forward_of("cat")(parts, d)
+    narrow_, sub = forward_of("narrow"), forward_of("sub")
+    for _ in range(n):
+        size = x.shape[d]
+        if size == 0:
+            break
+        later, earlier = narrow_(x, d, 1, size - 1), narrow_(x, d, 0, size - 1)
+        x = later != earlier if x._data.dtype.kind == "b" else sub(later, earlier)  # bool: xor, as torch
+    return x

@@ -369,3 +369,49 @@ def any(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tens
     """True where some element along ``dim`` is nonzero."""
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "any")
     return constant(array_module(x._data).any(x._data, axis=dims, keepdims=keepdim))
+
+
+@register("count_nonzero", methods=("count_nonzero",))
+def count_nonzero(x: Tensor, dim=None) -> Tensor:
+    """The number of nonzero elements along ``dim`` (an int or a tuple; all by default), int64."""
+    dims = normalize_dims(dim, x._data.ndim, "count_nonzero")
+    xp = array_module(x._data)
+    return constant(xp.asarray((x._data != 0).sum(axis=dims), dtype=xp.int64))
+
+
+# ---------------------------------------------------------------------------
+# nansum, nanmean: nan treated as absent
+# ---------------------------------------------------------------------------
+# Composed: sum of where(isnan(x), 0, x).  where's rule sends no gradient to
+# the nan positions, torch's gradient (g * ~isnan(x)).
+
+
+def _nan_zeroed(x: Tensor):
+    """``x`` with its nan set to 0 (a graph node), and the constant mask of the kept elements."""
+    if x._data.dtype.kind not in "fc":
+        return x, None
+    kept = ~array_module(x._data).isnan(x._data)
+    return forward_of("where")(constant(kept), x, 0.0), kept
+
+
+@register("nansum", methods=("nansum",))
+def nansum(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+    """Sum over ``dim`` with nan counted as zero (as ``torch.nansum``)."""
+    if dtype is not None:
+        x = forward_of("astype")(x, dtype)
+    zeroed, _ = _nan_zeroed(x)
+    return sum(zeroed, dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+@register("nanmean", methods=("nanmean",))
+def nanmean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
+    """Mean over ``dim`` of the elements that are not nan (nan where all are, as ``torch.nanmean``)."""
+    if dtype is not None:
+        x = forward_of("astype")(x, dtype)
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"nanmean: needs a floating tensor, got dtype {x._data.dtype}")
+    zeroed, kept = _nan_zeroed(x)
+    dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "nanmean")
+    total = sum(zeroed, dims, keepdim)
+    count = kept.sum(axis=dims, keepdims=keepdim).astype(x._data.dtype)
+    return forward_of("div")(total, constant(count))

@@ -72,6 +72,23 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, shape[:start] + (_prod(shape[start : end + 1]),) + shape[end + 1 :])
 
 
+@register("unflatten", methods=("unflatten",))
+def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
+    """Split dimension ``dim`` into ``sizes`` (one may be -1), the inverse of ``flatten``."""
+    d = normalize_dim(dim, x._data.ndim, "unflatten")
+    if not isinstance(sizes, (tuple, list)) or not sizes:
+        raise TypeError(f"unflatten: sizes must be a non-empty tuple or list of ints, got {sizes!r}")
+    try:
+        sizes = tuple(operator.index(n) for n in sizes)
+    except TypeError:
+        raise TypeError(f"unflatten: sizes must be ints, got {sizes!r}") from None
+    known = _prod(n for n in sizes if n != -1)
+    n = x.shape[d]
+    if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
+        raise ValueError(f"unflatten: sizes {sizes} do not multiply to the size {n} of dim {dim}")
+    return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
+
+
 def _prod(values) -> int:
     n = 1
     for v in values:
