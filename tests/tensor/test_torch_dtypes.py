@@ -176,6 +176,22 @@ def test_bfloat16_without_ml_dtypes_is_a_clear_error():
         assert taugrad.zeros(2, dtype=taugrad.bfloat16).dtype is taugrad.bfloat16
 
 
+def test_bfloat16_is_a_storage_dtype_with_ml_dtypes():
+    """With ml_dtypes, bfloat16 tensors hold torch's rounded values and convert both ways; gradients refuse it."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")  # in the test extra (through jax): present where the suite runs
+    values = [1.0, 1.00390625, 3.14159, -2.5e-3, 65504.0]
+    ours = taugrad.tensor(values, dtype=taugrad.bfloat16)
+    theirs = torch.tensor(values, dtype=torch.bfloat16)
+    assert ours.dtype is taugrad.bfloat16 and ours.numpy().dtype == np.dtype(ml_dtypes.bfloat16)
+    assert ours.float().tolist() == theirs.float().tolist()  # the same round-to-nearest-even
+    assert taugrad.tensor(np.array(values, dtype=ml_dtypes.bfloat16)).dtype is taugrad.bfloat16
+    assert (ours * 2).float().tolist() == (theirs * 2).float().tolist()
+    with pytest.raises(TypeError, match="only floating-point tensors can require gradients"):
+        taugrad.tensor(values, dtype=taugrad.bfloat16, requires_grad=True)
+    with pytest.raises(TypeError, match="^Linear: bfloat16 parameters are not supported"):
+        taugrad.nn.Linear(2, 3, dtype=taugrad.bfloat16)
+
+
 def test_unknown_dtype_is_one_line():
     with pytest.raises(TypeError, match="unknown dtype 'floaty'"):
         taugrad.zeros(2, dtype="floaty")

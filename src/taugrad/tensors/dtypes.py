@@ -143,6 +143,12 @@ ALIASES = {
 _BY_NUMPY = {d._numpy: d for d in ALIASES.values() if d._numpy is not None}
 
 
+def is_numeric(numpy_dtype: np.dtype) -> bool:
+    """Whether a tensor can hold this NumPy dtype: bool, integers, floats, complex, and ml_dtypes' bfloat16
+    (whose NumPy kind is 'V', like untyped bytes)."""
+    return numpy_dtype.kind in "biufc" or (bfloat16._numpy is not None and numpy_dtype == bfloat16._numpy)
+
+
 def from_numpy_dtype(numpy_dtype: np.dtype) -> dtype:
     """The taugrad dtype of an array's NumPy dtype (made on first use for a rare one)."""
     found = _BY_NUMPY.get(numpy_dtype)

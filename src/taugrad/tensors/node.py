@@ -44,7 +44,7 @@ from taugrad.tensors.backend import ARRAY_MODULES, device_of, is_array, same_bac
 from taugrad.tensors.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
-from taugrad.tensors.dtypes import python_number_dtype
+from taugrad.tensors.dtypes import is_numeric, python_number_dtype
 from taugrad.tensors.grad_fn import grad_fn_of, op_name
 from taugrad.tensors.printing import tensor_repr
 
@@ -87,7 +87,7 @@ def to_array(data, dtype=None):
     if dtype is not None:
         dtype = _dtype_of(dtype)
     if isinstance(data, np.ndarray) or is_array(data):  # an array of any backend keeps its device
-        if data.dtype.kind not in "biufc":
+        if not is_numeric(data.dtype):
             raise TypeError(f"cannot make a Tensor from an array of dtype {data.dtype} (not numeric)")
         return data if dtype is None or data.dtype == dtype else data.astype(dtype)
     python_numbers = _holds_python_numbers(data)
@@ -100,7 +100,7 @@ def to_array(data, dtype=None):
                 f"lengths"
             ) from None
         raise TypeError(f"cannot make a Tensor from {type(data).__name__}: {error}") from None
-    if array.dtype.kind not in "biufc":
+    if not is_numeric(array.dtype):
         raise TypeError(
             f"cannot make a Tensor from {type(data).__name__} of dtype {array.dtype} (ragged or non-numeric data, or integers beyond 64 bits)"
         )
