@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 import taugrad
-import taugrad.functional as F
 from taugrad import nn, optim
+
+from .steps import train_step as _step
 
 STEPS = 50
 
@@ -29,14 +30,6 @@ def _batches(n: int, seed: int = 1):
     rng = np.random.default_rng(seed)
     return [(taugrad.tensor(rng.standard_normal((16, 12)).astype(np.float32)),
              taugrad.tensor(rng.integers(0, 5, 16))) for _ in range(n)]
-
-
-def _step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
 
 
 def _same_parameters(a, b) -> bool:

@@ -11,6 +11,8 @@ import pytest
 import taugrad
 import taugrad.functional as F
 from taugrad import nn, optim
+
+from .steps import train_step as _step
 from taugrad.compile import CompileWarning
 
 
@@ -22,14 +24,6 @@ def _model(seed=0, dropout=0.0):
 def _data(n=16, seed=1):
     rng = np.random.default_rng(seed)
     return taugrad.tensor(rng.standard_normal((n, 8)).astype(np.float32)), taugrad.tensor(rng.integers(0, 4, n))
-
-
-def _step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
 
 
 def _pair(make_opt, dropout=0.0):

@@ -11,6 +11,8 @@ import taugrad
 import taugrad.functional as F
 from taugrad import nn, optim
 
+from .steps import train_step as _cnn_step
+
 STEPS = 12
 
 
@@ -54,14 +56,6 @@ def _token_batches(n):
     rng = np.random.default_rng(6)
     return [(taugrad.tensor(rng.integers(0, 11, (4, 6))), taugrad.tensor(rng.integers(0, 11, (4, 6))))
             for _ in range(n)]
-
-
-def _cnn_step(model, opt, x, y):
-    opt.zero_grad()
-    loss = F.cross_entropy(model(x), y)
-    loss.backward()
-    opt.step()
-    return loss
 
 
 def _gpt_step(model, opt, idx, targets):

@@ -429,3 +429,12 @@ def check_float32(op: Op, case: Case, seed: int) -> None:
     for i, (got, want) in enumerate(zip(got_grads, want_grads)):
         assert got.dtype == np.float32, f"{where}: grad of float32 input {i} is {got.dtype}"
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=f"{where}: grad of input {i}")
+
+
+@st.composite
+def softmax_case(draw) -> Case:
+    """Other dims may be empty; an empty softmax dim is tested on its own (test_functional.py)."""
+    shape = list(draw(shapes(min_dims=1)))
+    dim = draw(dim_of(len(shape)))
+    shape[dim] = max(shape[dim], 1)
+    return Case((tuple(shape),), {"dim": dim})

@@ -31,6 +31,7 @@ from .helpers import (
     reduction,
     same_shape_pair,
     shapes,
+    softmax_case,
     values_only,
 )
 
@@ -291,15 +292,6 @@ def bce_case(draw) -> Case:
     probs = draw(st.lists(st.floats(0.0, 1.0), min_size=size, max_size=size))
     return Case((shape,), {"target": np.array(probs).reshape(shape),
                            "reduction": draw(st.sampled_from(["mean", "sum", "none"]))})
-
-
-@st.composite
-def softmax_case(draw) -> Case:
-    """Other dims may be empty; an empty softmax dim is tested on its own (test_functional.py)."""
-    shape = list(draw(shapes(min_dims=1)))
-    dim = draw(dim_of(len(shape)))
-    shape[dim] = max(shape[dim], 1)
-    return Case((tuple(shape),), {"dim": dim})
 
 
 @st.composite

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from .helpers import Case, Op, broadcast_pair, dim_of, one_input, reduction, same_shape_pair, shapes
+from .helpers import (Case, Op, broadcast_pair, dim_of, one_input, reduction, same_shape_pair, shapes,
+                      softmax_case)
 
 unary = one_input()
 pair = broadcast_pair()
@@ -49,14 +50,6 @@ def addmm_case(draw) -> Case:
     bias = draw(st.sampled_from([(n, m), (m,), (1, m), (n, 1), ()]))
     return Case((bias, (n, k), (k, m)), {"beta": draw(st.sampled_from([1, 0.5, -2.0])),
                                          "alpha": draw(st.sampled_from([1, 3.0]))})
-
-
-@st.composite
-def softmax_case(draw) -> Case:
-    shape = list(draw(shapes(min_dims=1)))
-    dim = draw(dim_of(len(shape)))
-    shape[dim] = max(shape[dim], 1)
-    return Case((tuple(shape),), {"dim": dim})
 
 
 @st.composite
