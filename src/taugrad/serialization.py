@@ -361,8 +361,9 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     ``map_location`` says where tensors go, as torch's: None puts each where it
     was saved from (a CUDA tensor back on CUDA), a device or string puts all
     there, a dict maps saved locations to new ones (``{'cuda:0': 'cpu'}``), a
-    callable ``f(tensor, location)`` returns the tensor to use (None: keep the
-    loaded CPU tensor).  Tensors of a PyTorch file count as saved from the CPU.
+    callable ``f(tensor, location)`` returns the tensor to use (None: where
+    ``map_location=None`` would put it, as torch's default restore location).
+    Tensors of a PyTorch file count as saved from the CPU.
     torch's other keyword arguments are accepted so that torch code runs
     unchanged: ``weights_only`` (``True`` or ``False`` read the same: a file is
     only ever read as data) and ``mmap``.
@@ -420,12 +421,15 @@ def _to(t: Tensor, dev) -> Tensor:
 
 def _placer(map_location: Any):
     """``place(tensor, saved_location) -> tensor`` for a ``map_location`` of torch's forms."""
+    def restore(t, location):  # where it was saved from
+        return t if location == "cpu" else _to(t, check_device(location, "load"))
+
     if map_location is None:
-        return lambda t, location: t if location == "cpu" else _to(t, check_device(location, "load"))
+        return restore
     if callable(map_location) and not isinstance(map_location, (str, dict)):
         def call(t, location):
             result = map_location(t, location)
-            return t if result is None else result
+            return restore(t, location) if result is None else result
         return call
     if isinstance(map_location, dict):
         table = {str(as_device(k, "load")): v for k, v in map_location.items()}

@@ -179,7 +179,8 @@ def test_save_writes_host_arrays_and_load_maps_locations(fake_cuda, tmp_path):
     assert taugrad.load(path, map_location={"cuda:0": "cpu"})["w"].device.type == "cpu"
     seen = []
     loaded = taugrad.load(path, map_location=lambda t, location: seen.append(location))
-    assert sorted(seen) == ["cpu", "cuda:0"] and loaded["w"].device.type == "cpu"
+    # None from the callable: torch's default restore location, where the tensor was saved from
+    assert sorted(seen) == ["cpu", "cuda:0"] and loaded["w"].device == CUDA0 and loaded["b"].device.type == "cpu"
 
 
 def test_from_numpy_and_numpy_share_memory_both_ways():
@@ -214,7 +215,7 @@ def test_dlpack_with_torch_shares_memory_both_ways():
     seen_by_torch = torch.from_dlpack(mine)
     seen_by_torch[0] = -1.0
     assert mine.tolist() == [-1.0, 1.0]
-    with pytest.raises(RuntimeError, match="requires grad"):
+    with pytest.raises(BufferError, match="requires grad"):  # torch's own tensors raise BufferError too
         torch.from_dlpack(taugrad.ones(2, requires_grad=True))
 
 

@@ -73,17 +73,21 @@ def _as_array(value: Any, key: str) -> np.ndarray:
 
 
 def _convert_in_place(t: Tensor, dev, dtype) -> None:
-    """``t`` (and its gradient) moved to ``dev`` and, if floating, converted to ``dtype``; same object."""
+    """``t`` (and its gradient) moved to ``dev`` and, if floating, converted to ``dtype``.
+
+    Both keep their identity (torch assigns ``param.data`` and ``param.grad.data``),
+    so an optimizer, a hook or a user variable holding either sees the new arrays.
+    """
     if dev is not None:
         moved = to_device(t._data, dev)
         if moved is not t._data:
             t._data = moved
             if t._grad is not None:
-                t._grad = Tensor(to_device(t._grad._data, dev))
+                t._grad._data = to_device(t._grad._data, dev)
     if dtype is not None and t._data.dtype.kind in "fc" and t._data.dtype != dtype:
         t._data = t._data.astype(dtype)
         if t._grad is not None:
-            t._grad = Tensor(t._grad._data.astype(dtype))
+            t._grad._data = t._grad._data.astype(dtype)
 
 
 class Module:

@@ -378,7 +378,7 @@ class Tensor:
         library could write into memory that backward() reads.
         """
         if self.requires_grad:
-            raise RuntimeError("__dlpack__: can't export a tensor that requires grad; use tensor.detach()")
+            raise BufferError("__dlpack__: can't export a tensor that requires grad; use tensor.detach()")
         if stream is not None:
             kwargs["stream"] = stream
         return self._data.__dlpack__(**kwargs)

@@ -32,6 +32,7 @@ import numpy as np
 
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops.creation import as_tensor
 from taugrad.tensors.ops.shape import stack
 
 __all__ = [
@@ -280,7 +281,8 @@ def default_collate(batch: Sequence[Any]) -> Any:
     Tensors and arrays are stacked along a new first dimension; Python floats
     give a float64 Tensor, ints int64, bools bool, NumPy scalars their dtype;
     strings stay as they are; dicts, namedtuples, tuples and lists are collated
-    entry by entry (a tuple or list comes back as a list).
+    entry by entry (a tuple or list comes back as a list).  New tensors go to
+    the default device (``set_default_device``), as torch's ``as_tensor`` does.
     """
     if len(batch) == 0:
         raise ValueError("default_collate: the batch is empty")
@@ -290,15 +292,15 @@ def default_collate(batch: Sequence[Any]) -> Any:
     if isinstance(first, np.ndarray):
         if first.dtype.kind in "OUSV":
             raise TypeError(f"default_collate: cannot batch NumPy arrays of dtype {first.dtype}")
-        return Tensor(np.stack([np.asarray(item) for item in batch]))
+        return as_tensor(np.stack([np.asarray(item) for item in batch]))
     if isinstance(first, np.generic):
-        return Tensor(np.asarray(batch))
+        return as_tensor(np.asarray(batch))
     if isinstance(first, bool):
-        return Tensor(np.asarray(batch, dtype=np.bool_))
+        return as_tensor(np.asarray(batch, dtype=np.bool_))
     if isinstance(first, float):
-        return Tensor(np.asarray(batch, dtype=np.float64))
+        return as_tensor(np.asarray(batch, dtype=np.float64))
     if isinstance(first, int):
-        return Tensor(np.asarray(batch, dtype=np.int64))
+        return as_tensor(np.asarray(batch, dtype=np.int64))
     if isinstance(first, (str, bytes)):
         return batch  # as given: a list at the top, a tuple of one field inside a batch of tuples
     if isinstance(first, collections.abc.Mapping):

@@ -128,6 +128,8 @@ def from_dlpack(ext) -> Tensor:
     imported then).
     """
     if isinstance(ext, Tensor):
+        if ext.requires_grad:  # as torch: an alias outside the graph could change what backward() reads
+            raise BufferError("from_dlpack: can't export a tensor that requires grad; use tensor.detach()")
         return Tensor(ext._data)
     if not hasattr(ext, "__dlpack_device__"):
         raise TypeError(f"from_dlpack: expected an object with __dlpack__ and __dlpack_device__, got "

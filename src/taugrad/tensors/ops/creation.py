@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from taugrad.tensors import sampling
-from taugrad.tensors.backend import CPU, backend_for, device_of, to_device
+from taugrad.tensors.backend import CPU, DEFAULT_DEVICES, backend_for, device_of, to_device
 from taugrad.tensors.device import check_device, factory_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.dtypes import DEFAULT_FLOAT
@@ -115,10 +115,21 @@ def _like(t, dtype):
     return data.shape, (data.dtype if dtype is None else _dtype_of(dtype))
 
 
+def _default_device_set() -> bool:
+    """True when ``set_default_device`` or a ``with taugrad.device(...)`` block chose the default device.
+
+    PyTorch's default device passes ``device=`` to ``torch.tensor`` and
+    ``torch.as_tensor``, so then even a tensor argument goes there; without
+    one a tensor stays where it is.
+    """
+    return len(DEFAULT_DEVICES) > 1 or DEFAULT_DEVICES[0] != CPU
+
+
 def _data_device(data, array, device, op: str):
     """Where ``tensor``/``as_tensor`` put ``data`` (as ``array``): ``device=``; else, for a Tensor or an array
-    already on a device (a CuPy array), where it is (None: leave it); else the default device (as PyTorch)."""
-    if device is None and (isinstance(data, Tensor) or device_of(array) != CPU):
+    already on a device (a CuPy array) and no default device set, where it is (None: leave it); else the
+    default device (as PyTorch)."""
+    if device is None and not _default_device_set() and (isinstance(data, Tensor) or device_of(array) != CPU):
         return None
     return factory_device(device, op)
 
@@ -215,10 +226,13 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     A Tensor of the asked dtype is returned as it is, a NumPy array is
     wrapped without a copy (writes through either are seen by the other);
     anything else, or another dtype, is converted (a copy).  With a default
-    device other than the CPU (``set_default_device``), host data is copied there.
+    device set (``set_default_device``, ``with taugrad.device(...)``), data
+    elsewhere, a Tensor included, is moved there (differentiably), as in PyTorch.
     """
     if isinstance(data, Tensor):
         out = data if dtype is None or data._data.dtype == _dtype_of(dtype) else data.to(_dtype_of(dtype))
+        if device is None and _default_device_set():
+            return out.to(factory_device(None, "as_tensor"))
         return out if device is None else out.to(check_device(device, "as_tensor"))
     array = to_array(data, dtype)
     dev = _data_device(data, array, device, "as_tensor")
