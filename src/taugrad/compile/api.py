@@ -10,7 +10,8 @@ import numpy as np
 from taugrad.compile.capture import capture, make_outputs
 from taugrad.compile.plan import Plan, replay
 from taugrad.compile.reads import CompileWarning, Diverged, warn_eager
-from taugrad.compile.state import call_key, discover, function_roots, must_run_eagerly, signature
+from taugrad.compile.state import (Attr, aliases_of, call_key, discover, function_roots, must_run_eagerly,
+                                   optimizer_params, read_path, signature)
 from taugrad.tensors.node import Tensor
 
 __all__ = ["compile", "CompiledFunction", "CompileWarning"]
@@ -70,14 +71,27 @@ class CompiledFunction:
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
         found = self._found
-        if found is None or any(found_arg is not a for found_arg, a in self._found_args(args, kwargs)):
+        roots = self._roots_now() if found is not None else None
+        aliases = aliases_of(args, kwargs)
+        inputs = None
+        if found is not None and roots == self._found_roots and aliases == self._found_aliases and \
+                all(found_arg is a for found_arg, a in self._found_args(args, kwargs)):
+            inputs = self._inputs_key(found, args, kwargs)  # None: a path no longer leads anywhere
+        if inputs is None:
+            # The globals and closure cells the function names are re-read: a rebound name (a new model or
+            # optimizer, a changed Python float) must be rediscovered and keyed, not replayed with the old one.
+            self._root_getters = _root_getters(self.fn)
+            self._set_root_modes()
             found = self._found = discover(self.fn, args, kwargs)
             self._found_objects = self._object_args(args, kwargs)
+            self._found_roots = roots = self._roots_now()
+            self._found_aliases = aliases  # discovery finds an object passed twice once: its inputs depend on it
+            inputs = self._inputs_key(found, args, kwargs) or ()
         why = must_run_eagerly(found)
         if why:
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
-        key = call_key(args, kwargs, found.modules) + self._roots_key(found)
+        key = call_key(args, kwargs, found, aliases) + inputs + roots
         plan = self.plans.get(key)
         if plan is not None and self._plan_applies(plan, found):
             self.plans.move_to_end(key)
@@ -99,11 +113,52 @@ class CompiledFunction:
             self.plans.clear()
             warn_eager(self._name, captured.why)
         else:
+            captured.plan.optimizer_params = optimizer_params(found)
             self.plans[key] = captured.plan
             self.plans.move_to_end(key)
             while len(self.plans) > self.cache_size:
                 self.plans.popitem(last=False)
         return captured.result
+
+    def _roots_now(self) -> tuple:
+        """What the plan depends on in the function's globals and closure: scalars and containers by value,
+        learnable leaves, modules, optimizers and other objects by identity, data tensors by signature,
+        NumPy arrays by both (the plan reads that very array).
+
+        How each root is read is decided when it is discovered (``_root_modes``); a root rebound to an
+        object of another kind gives another tuple, so it is discovered again.
+        """
+        out = []
+        for name, get, mode in self._root_modes:
+            try:
+                obj = get()
+            except (KeyError, ValueError):  # an undefined global, an empty closure cell
+                out.append(None)
+                continue
+            if mode == 0:
+                out.append(id(obj))
+            elif mode == 1:
+                out.append(signature(obj))
+            else:
+                out.append((signature(obj), id(obj)))
+        return tuple(out)
+
+    def _set_root_modes(self) -> None:
+        modes = []
+        for name, get in self._root_getters.items():
+            try:
+                obj = get()
+            except (KeyError, ValueError):
+                modes.append((name, get, 0))
+                continue
+            if isinstance(obj, np.ndarray):
+                mode = 2
+            elif isinstance(obj, (Tensor, _PLAIN_TYPES, list, tuple, dict)):
+                mode = 1
+            else:  # modules, optimizers, functions, other objects
+                mode = 0
+            modes.append((name, get, mode))
+        self._root_modes = modes
 
     def _object_args(self, args, kwargs):
         """The arguments discovery depends on: modules, optimizers, learnable leaves, containers (not data)."""
@@ -118,13 +173,23 @@ class CompiledFunction:
             return [(None, 0)]
         return zip(self._found_objects, now)
 
-    def _roots_key(self, found) -> tuple:
+    def _inputs_key(self, found, args, kwargs) -> Optional[tuple]:
+        """The signature of every discovered input as this call finds it along its path (None: a path broke).
+
+        A NumPy array the capture could not wrap (reached through a global, a
+        closure or an attribute) is read by the plan as that very array, so a
+        different array there needs another plan: its identity is in the key.
+        """
         out = []
         for path, _ in found.inputs:
-            if path[0] not in ("arg", "kwarg"):
-                obj = self._root_getters[path[0]]()
-                for k in path[1:]:
-                    obj = obj[k]
+            try:
+                obj = read_path(path, lambda head: self._root_getters[head](), args, kwargs)
+            except (LookupError, AttributeError, TypeError, ValueError):
+                return None
+            if isinstance(obj, np.ndarray) and (path[0] not in ("arg", "kwarg") or
+                                                any(isinstance(k, Attr) for k in path)):
+                out.append((signature(obj), id(obj)))
+            else:
                 out.append(signature(obj))
         return tuple(out)
 
@@ -139,6 +204,11 @@ class CompiledFunction:
         for t, array, had_grad in zip(held, arrays, grads):
             if t._data is not array or (t._grad is not None) != had_grad:
                 return False
+        # a parameter group changed (add_param_group, a list edited): the live step would be given stale grads
+        for o, groups in zip(found.optimizers, plan.optimizer_params):
+            for g, params in zip(o.param_groups, groups):
+                if any(p is not q for p, q in zip(g["params"], params)):
+                    return False
         return True
 
 

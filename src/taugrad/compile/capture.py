@@ -19,7 +19,7 @@ from taugrad.compile import patches
 from taugrad.compile.plan import Plan, build
 from taugrad.compile.recording import (CAPTURE, CREATED, INPUT, RESULT, VIEW, RecArray, SlotRef, Tape,
                                        Unsupported, plain, slot_of, wrap)
-from taugrad.compile.state import Found, read_path
+from taugrad.compile.state import Attr, Found, read_path, step_into
 from taugrad.tensors.node import Tensor
 
 
@@ -74,7 +74,7 @@ def _getter(path: tuple, root_getters: Dict[str, Callable]) -> Callable:
     def get_nested(args, kwargs):
         obj = start(args, kwargs)
         for key in rest:
-            obj = obj[key]
+            obj = step_into(obj, key)
         return obj._data if isinstance(obj, Tensor) else obj
     return get_nested
 
@@ -116,7 +116,7 @@ def capture(fn: Callable, args: tuple, kwargs: dict, found: Found, root_getters:
             getter = _getter(path, root_getters)
             if isinstance(obj, Tensor):
                 swap(obj, ("input", path), getter)
-            elif type(obj) is np.ndarray and path[0] in ("arg", "kwarg"):
+            elif type(obj) is np.ndarray and path[0] in ("arg", "kwarg") and not any(isinstance(k, Attr) for k in path):
                 slot = tape.new_slot(INPUT, obj, location=("input", path))
                 dynamic[slot.index] = getter
                 rec = wrap(tape, obj, slot)
@@ -146,7 +146,7 @@ def capture(fn: Callable, args: tuple, kwargs: dict, found: Found, root_getters:
     for m, before in buffers_before:
         if tuple(m._buffers.items()) != before:
             tape.poison(f"{type(m).__name__} replaced a buffer inside the function")
-    bindings, persistent = _final_state(tape, found)
+    bindings, persistent = _final_state(tape, found, entry_grads)
     template, eager_result = _outputs(tape, result, persistent)
     del result
     if tape.poisoned is None:
@@ -162,12 +162,20 @@ def capture(fn: Callable, args: tuple, kwargs: dict, found: Found, root_getters:
     return Captured(eager_result, plan, "")
 
 
-def _final_state(tape: Tape, found: Found):
-    """The ``.grad`` each held tensor is left with ((tensor, grad, slot)), given back plain arrays."""
+def _final_state(tape: Tape, found: Found, entry_grads: Dict[int, Any]):
+    """The ``.grad`` each held tensor is left with ((tensor, grad, slot)), given back plain arrays.
+
+    A tensor left with the ``.grad`` object it came in with is not bound: a
+    replay reads and writes whatever ``.grad`` it finds (the input's getter), and
+    re-binding the capture's object at the end would put back a gradient that
+    another function (or the user) has replaced since, with its stale values.
+    """
     bindings = []
     persistent = set()
     for t in found.held:
         grad = t._grad
+        if grad is not None and grad is entry_grads.get(id(t)):
+            continue  # its array was swapped back above (a replaced array poisons the capture)
         if grad is None:
             bindings.append((t, None, None))
             continue

@@ -51,10 +51,14 @@ def _creator(name: str, original: Callable) -> Callable:
             if name in ("asarray", "asanyarray") and len(args) == 1 and not kwargs and isinstance(args[0], RecArray):
                 return args[0]
             return record(tape, original, args, kwargs, "function")
-        result = original(*args, **kwargs)
         if name in _CONVERTERS and args and isinstance(args[0], np.ndarray):
-            return result  # a held array (or a converted copy of one): a constant
-        return created(tape, result)
+            result = original(*args, **kwargs)
+            if result is args[0] or np.shares_memory(result, args[0]):
+                return result  # the held array itself (a view): read live by the plan
+            # a copy of an array held outside the step (a global the user may change in place): copied
+            # again on every replay, so the replay reads what the array holds then
+            return record(tape, original, args, kwargs, "function")
+        return created(tape, original(*args, **kwargs))
 
     patched.__name__ = name
     patched.__wrapped__ = original

@@ -277,12 +277,38 @@ def _has_dynamic(template, fixed) -> bool:
 
 
 class _Builder:
-    """Arguments rebuilt on each replay (a dynamic array inside a tuple)."""
+    """Arguments rebuilt on each replay (a dynamic array inside a tuple: an index ``x[rows, t]``).
 
-    __slots__ = ("args", "kwargs", "fixed", "values")
+    Each argument is turned once into a maker: a constant (nothing dynamic
+    in it), one slot, a flat tuple of slots and constants (the common index
+    tuple), or the general recursive template.
+    """
+
+    __slots__ = ("values", "arg_makers", "kw_makers")
 
     def __init__(self, args, kwargs, fixed, values) -> None:
-        self.args, self.kwargs, self.fixed, self.values = args, kwargs, fixed, values
+        self.values = values
+        self.arg_makers = [self._maker(t, fixed) for t in args]
+        self.kw_makers = [(k, self._maker(v, fixed)) for k, v in kwargs.items()]
+
+    def _maker(self, template, fixed):
+        if not _has_dynamic(template, fixed):
+            return (0, template)  # resolved on each call (fixed values are bound by the time it runs)
+        if isinstance(template, SlotRef):
+            return (1, template.index)
+        if isinstance(template, tuple) and all(isinstance(t, SlotRef) or not _has_dynamic(t, fixed)
+                                               and not isinstance(t, (list, tuple, dict)) for t in template):
+            return (2, tuple((t.index, None) if isinstance(t, SlotRef) else (-1, t) for t in template))
+        return (3, template)
+
+    def _make(self, maker):
+        kind, what = maker
+        values = self.values
+        if kind == 1:
+            return values[what]
+        if kind == 2:
+            return tuple([values[i] if i >= 0 else v for i, v in what])
+        return self.resolve(what)
 
     def resolve(self, template):
         if isinstance(template, SlotRef):
@@ -296,7 +322,8 @@ class _Builder:
         return template
 
     def __call__(self):
-        return self.resolve(self.args), self.resolve(self.kwargs)
+        make = self._make
+        return [make(m) for m in self.arg_makers], {k: make(m) for k, m in self.kw_makers}
 
 
 def _bind_grads(bindings, values, fixed) -> None:

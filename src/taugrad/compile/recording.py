@@ -267,7 +267,8 @@ def _result_slot(tape: Tape, kernel: Kernel, result, reads: List[int], writes: L
         raise Unsupported(f"{getattr(kernel.fn, '__name__', kernel.fn)} returned a non-array in a tuple")
     if isinstance(result, np.ndarray):
         for w in writes:  # out= returns the out array itself
-            if tape.slots[w].value is result or (isinstance(result, np.ndarray) and _same_view(tape.slots[w].value, result)):
+            held = tape.slots[w].value
+            if held is result or _same_view(held, result):
                 if position is None:
                     kernel.result = None
                     return wrap(tape, result, tape.slots[w])

@@ -19,7 +19,7 @@ from taugrad.tensors.device import check_device, factory_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.dtypes import DEFAULT_FLOAT
 from taugrad.tensors.spacing import linspace_array
-from taugrad.tensors.node import Tensor, _dtype_of, to_array
+from taugrad.tensors.node import Tensor, _dtype_of, array_module, to_array
 from taugrad.tensors.rule import register
 
 
@@ -71,8 +71,8 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
     if dev is not None:
         moved = to_device(array, dev)
         shared, array = shared and moved is array, moved
-    if shared:
-        array = array.copy()
+    if shared:  # through the array module's function, not .copy(): taugrad.compile records it as a kernel
+        array = array_module(array).array(array)
     return Tensor(array, requires_grad=requires_grad)
 
 
