@@ -72,7 +72,7 @@ def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor
         moved = to_device(array, dev)
         shared, array = shared and moved is array, moved
     if shared:  # through the array module's function, not .copy(): taugrad.compile records it as a kernel
-        array = array_module(array).array(array)
+        array = array_module(array).array(array, order="C")  # C order, as .copy() gave
     return Tensor(array, requires_grad=requires_grad)
 
 
