@@ -83,6 +83,18 @@ def _twins(dropout=0.0, bn=False, make_opt=lambda p: optim.SGD(p, lr=0.1, moment
     return (a, make_opt(a.parameters())), (b, make_opt(b.parameters()))
 
 
+def _run_twins(step, first, second, calls: int):
+    """``step`` eagerly on ``first`` (model, optimizer) and compiled on ``second`` with the same batches, call
+    after call; results and every piece of state must be equal.  Returns the compiled function."""
+    (m1, o1), (m2, o2) = first, second
+    compiled = taugrad.compile(step)
+    for i in range(calls):
+        x, y = _xy(seed=i)
+        assert _same(step(m1, o1, x, y), compiled(m2, o2, x, y)), f"call {i}"
+        _same_state(m1, m2, o1, o2)
+    return compiled
+
+
 # ---------------------------------------------------------------------------
 # inputs that change between calls
 # ---------------------------------------------------------------------------
@@ -90,11 +102,7 @@ def _twins(dropout=0.0, bn=False, make_opt=lambda p: optim.SGD(p, lr=0.1, moment
 
 def test_same_shape_new_values_replays_new_numbers():
     (m1, o1), (m2, o2) = _twins()
-    compiled = taugrad.compile(_step)
-    for i in range(5):
-        x, y = _xy(seed=i)
-        assert _same(_step(m1, o1, x, y), compiled(m2, o2, x, y))
-        _same_state(m1, m2, o1, o2)
+    compiled = _run_twins(_step, (m1, o1), (m2, o2), calls=5)
     assert compiled.stats["replays"] >= 3
 
 
@@ -286,11 +294,7 @@ def test_closure_python_float_changed_between_calls():
 
 def test_batchnorm_running_stats_and_count_over_calls():
     (m1, o1), (m2, o2) = _twins(bn=True)
-    compiled = taugrad.compile(_step)
-    for i in range(6):
-        x, y = _xy(seed=i)
-        assert _same(_step(m1, o1, x, y), compiled(m2, o2, x, y))
-        _same_state(m1, m2, o1, o2)
+    compiled = _run_twins(_step, (m1, o1), (m2, o2), calls=6)
     assert int(m2[1].num_batches_tracked._data) == 6
     assert compiled.stats["replays"] >= 4
     m1.eval(), m2.eval()
@@ -345,11 +349,7 @@ def test_zero_grad_set_to_none_false_and_two_micro_batches():
         opt.step()
         return total
 
-    compiled = taugrad.compile(step)
-    for i in range(6):
-        x, y = _xy(seed=i)
-        assert _same(step(m1, o1, x, y), compiled(m2, o2, x, y))
-        _same_state(m1, m2, o1, o2)
+    compiled = _run_twins(step, (m1, o1), (m2, o2), calls=6)
     assert compiled.stats["replays"] >= 3
 
 
@@ -379,11 +379,7 @@ def test_backward_twice_with_retain_graph():
         opt.step()
         return loss
 
-    compiled = taugrad.compile(step)
-    for i in range(5):
-        x, y = _xy(seed=i)
-        assert _same(step(m1, o1, x, y), compiled(m2, o2, x, y))
-        _same_state(m1, m2, o1, o2)
+    compiled = _run_twins(step, (m1, o1), (m2, o2), calls=5)
 
 
 def test_in_place_update_of_an_input_tensor():
@@ -602,11 +598,7 @@ def test_returns_dict_tuple_and_python_float():
         opt.step()
         return {"loss": loss, "pair": (logits.detach(), logits.argmax(1)), "n": x.shape[0] * 0.5}
 
-    compiled = taugrad.compile(step)
-    for i in range(5):
-        x, y = _xy(seed=i)
-        assert _same(step(m1, o1, x, y), compiled(m2, o2, x, y))
-        _same_state(m1, m2, o1, o2)
+    compiled = _run_twins(step, (m1, o1), (m2, o2), calls=5)
 
 
 def test_returned_intermediate_mutated_by_user_does_not_leak_into_next_call():
