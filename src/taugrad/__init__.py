@@ -66,6 +66,8 @@ from taugrad.tensors.ops.reduce import count_nonzero, nanmean, nansum
 from taugrad.tensors.ops.masking import nonzero
 from taugrad.tensors.ops.rearrange import diff
 from taugrad.tensors.ops.shape import unflatten
+from taugrad.tensors.ops.elementwise import ceil, floor, neg, neg as negative, round, sign, trunc, trunc as fix
+from taugrad.tensors.node import is_tensor
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 

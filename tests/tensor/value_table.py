@@ -46,6 +46,10 @@ def _setitem(L, x, y):
 
 VALUE_OPS = [
     ValueOp("sign", lambda L, x, y: x.sign()),
+    ValueOp("floor", lambda L, x, y: (x * 3).floor()),
+    ValueOp("ceil", lambda L, x, y: L.ceil(x * 3)),
+    ValueOp("trunc", lambda L, x, y: (x * 3).trunc()),
+    ValueOp("round", lambda L, x, y: L.round(x * 3, decimals=1)),
     ValueOp("float", lambda L, x, y: x.float()),
     ValueOp("half", lambda L, x, y: x.half()),
     ValueOp("long", lambda L, x, y: (x * 10).long()),

@@ -53,8 +53,18 @@ class StateDictError(RuntimeError):
 
 
 class IncompatibleKeys(NamedTuple):
+    """What ``load_state_dict`` did not match; shown as torch shows it, so a notebook's
+    ``model.load_state_dict(...)`` line prints ``<All keys matched successfully>``."""
+
     missing_keys: List[str]
     unexpected_keys: List[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"IncompatibleKeys(missing_keys={self.missing_keys!r}, unexpected_keys={self.unexpected_keys!r})"
+
+    __str__ = __repr__
 
 
 def _as_array(value: Any, key: str) -> np.ndarray:

@@ -509,6 +509,11 @@ ANOMALY: list = [0, None]
 _FLOAT32, _FLOAT64 = np.dtype(np.float32), np.dtype(np.float64)
 
 
+def is_tensor(obj) -> bool:
+    """True for a taugrad ``Tensor`` (a ``Parameter`` included), as ``torch.is_tensor``."""
+    return isinstance(obj, Tensor)
+
+
 def make(data, parents: tuple, rule_fn, ctx=None) -> Tensor:
     """The result Tensor of an op; a graph node if grad mode is on and a parent requires grad."""
     if type(data) is not ndarray:

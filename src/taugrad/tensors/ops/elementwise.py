@@ -448,7 +448,7 @@ def neg_backward(g, out, ins, node):
     return (-g,)
 
 
-@register("neg", methods=("neg", "__neg__"))
+@register("neg", methods=("neg", "negative", "__neg__"))
 def neg(a: Tensor) -> Tensor:
     """``-a``."""
     return make(_unary_data("neg", "negative", a), (a,), neg_backward)
@@ -542,6 +542,47 @@ def abs(a: Tensor) -> Tensor:
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
     return constant(_unary_data("sign", "sign", a))
+
+
+def _rounded(op: str, name: str, a: Tensor):
+    """``a`` rounded by the array module's ``name`` ufunc; integer and bool tensors are
+    already whole, so they come back as a copy of their own dtype (NumPy would give floats)."""
+    if a._data.dtype.kind in "iub":
+        return a._data.copy()
+    return _unary_data(op, name, a)
+
+
+@register("floor", methods=("floor",))
+def floor(a: Tensor) -> Tensor:
+    """The largest whole number <= a, elementwise; piecewise constant, so no gradient (as ``sign``)."""
+    return constant(_rounded("floor", "floor", a))
+
+
+@register("ceil", methods=("ceil",))
+def ceil(a: Tensor) -> Tensor:
+    """The smallest whole number >= a, elementwise; piecewise constant, so no gradient."""
+    return constant(_rounded("ceil", "ceil", a))
+
+
+@register("trunc", methods=("trunc", "fix"))
+def trunc(a: Tensor) -> Tensor:
+    """``a`` rounded toward zero, elementwise; piecewise constant, so no gradient."""
+    return constant(_rounded("trunc", "trunc", a))
+
+
+@register("round", methods=("round",))
+def round(a: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
+    """``a`` rounded to ``decimals`` places, halves to even (as torch: 0.5 -> 0, 2.5 -> 2);
+    piecewise constant, so no gradient.  ``decimals != 0`` rounds ``a * 10**decimals`` and
+    scales back, as torch does."""
+    if decimals == 0 or a._data.dtype.kind in "iub":
+        return constant(_rounded("round", "rint", a))
+    ad = a._data
+    xp = array_module(ad)
+    scale = ad.dtype.type(10.0 ** (decimals if decimals > 0 else -decimals))
+    with quiet():
+        data = xp.rint(ad * scale) / scale if decimals > 0 else xp.rint(ad / scale) * scale
+    return constant(data)
 
 
 @rule("tanh", reads=("out",), gives=NEW)

@@ -38,6 +38,15 @@ def _index_array(index, op: str, like):
     return data
 
 
+def _one_d(index, ndim: int):
+    """``index`` with a 0-d index into a 1-D tensor read as one position, shape (1,).
+
+    PyTorch counts a 0-d tensor as 1-D of size 1 in gather and scatter, so
+    ``zeros(10).scatter_(0, tensor(label), value=1)`` (a one-hot target) works.
+    """
+    return index.reshape(1) if index.ndim == 0 and ndim == 1 else index
+
+
 def _along_key(index, dim: int, shape: tuple, op: str) -> tuple:
     """The NumPy key of ``gather``/``scatter``: index's positions with ``dim`` replaced by index's values."""
     if index.ndim != len(shape):
@@ -82,7 +91,9 @@ def _read(x: Tensor, key, op: str) -> Tensor:
 def gather(x: Tensor, dim: int, index) -> Tensor:
     """``out[p] = x[p with its dim coordinate replaced by index[p]]``; out has index's shape."""
     dim = normalize_dim(dim, x._data.ndim, "gather")
-    return _read(x, _along_key(_index_array(index, "gather", x._data), dim, x._data.shape, "gather"), "gather")
+    idx = _index_array(index, "gather", x._data)
+    out = _read(x, _along_key(_one_d(idx, x._data.ndim), dim, x._data.shape, "gather"), "gather")
+    return out if idx.ndim == out._data.ndim else forward_of("reshape")(out, idx.shape)
 
 
 @register("take_along_dim", methods=("take_along_dim",))
@@ -174,7 +185,7 @@ def _write(x: Tensor, dim, index, src, op: str, add: bool, reduce=None):
         raise NotImplementedError(f"{op}: reduce={reduce!r} is not supported; use scatter_add or scatter_reduce")
     dim = normalize_dim(dim, x._data.ndim, op)
     idx = _index_array(index, op, x._data)
-    key = _along_key(idx, dim, x._data.shape, op)
+    key = _along_key(_one_d(idx, x._data.ndim), dim, x._data.shape, op)
     s, block = _source(src, x, idx.shape, op)
     return dim, key, s, block
 
