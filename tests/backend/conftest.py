@@ -36,7 +36,7 @@ def fake_cuda():
     if before is not None:
         backend.register_backend("cuda", before.module, before.array_type, to_host=before.to_host,
                                  from_host=before.from_host, device_of=before.device_of,
-                                 scatter_add=before.scatter_add)
+                                 scatter_add=before.scatter_add, use_device=before.use_device)
 
 
 @pytest.fixture(params=BACKENDS)

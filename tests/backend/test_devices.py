@@ -6,6 +6,7 @@ memory sharing, and CuPy staying unimported on the CPU path.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 import subprocess
@@ -272,3 +273,22 @@ def test_state_dicts_load_across_devices(fake_cuda):
     back = nn.Linear(3, 2)
     back.load_state_dict(gpu_model.state_dict())  # device values into host parameters
     assert back.weight.device.type == "cpu" and back.weight.tolist() == [[0.5] * 3] * 2
+
+
+def test_creation_allocates_under_the_devices_context(fake_cuda):
+    """CuPy allocates on its current GPU: a factory function for cuda:1 must select that GPU around the call."""
+    entered = []
+
+    @contextlib.contextmanager
+    def use_device(dev):
+        entered.append(dev)
+        yield
+
+    record = backend._BY_DEVICE_TYPE["cuda"]
+    record.use_device = use_device
+    for make in (lambda d: taugrad.zeros(2, device=d), lambda d: taugrad.ones(2, device=d),
+                 lambda d: taugrad.empty(2, device=d), lambda d: taugrad.full((2,), 1.0, device=d),
+                 lambda d: taugrad.eye(2, device=d), lambda d: taugrad.zeros_like(taugrad.ones(2), device=d)):
+        entered.clear()
+        make("cuda:1")
+        assert entered == [taugrad.device("cuda", 1)]

@@ -19,6 +19,7 @@ engine, because the backends are looked up by it.
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import weakref
 from typing import Any, Callable, Dict, Optional
@@ -109,13 +110,16 @@ class Backend:
     """One array library serving one device type.
 
     ``module``: the ``xp`` of the ops (``numpy``, ``cupy``); ``array_type``: its
-    array class; the callables move arrays and say where one lives.
+    array class; the callables move arrays, say where one lives, and give the
+    context in which the library allocates on a given device (``use_device``:
+    CuPy allocates on its *current* GPU).
     """
 
-    __slots__ = ("device_type", "module", "array_type", "to_host", "from_host", "device_of", "scatter_add")
+    __slots__ = ("device_type", "module", "array_type", "to_host", "from_host", "device_of", "scatter_add",
+                 "use_device")
 
     def __init__(self, device_type: str, module, array_type: type, *, to_host: Callable, from_host: Callable,
-                 device_of: Callable, scatter_add: Callable):
+                 device_of: Callable, scatter_add: Callable, use_device: Callable):
         self.device_type = device_type
         self.module = module
         self.array_type = array_type
@@ -123,6 +127,7 @@ class Backend:
         self.from_host = from_host
         self.device_of = device_of
         self.scatter_add = scatter_add
+        self.use_device = use_device
 
 
 #: array type -> its array module.  :func:`array_module` reads it on every op.
@@ -137,14 +142,16 @@ _BY_DEVICE_TYPE: Dict[str, Backend] = {}
 
 def register_backend(device_type: str, module, array_type: type, *, to_host: Callable,
                      from_host: Callable, device_of: Optional[Callable] = None,
-                     scatter_add: Optional[Callable] = None) -> Backend:
+                     scatter_add: Optional[Callable] = None, use_device: Optional[Callable] = None) -> Backend:
     """Serve ``device_type`` with ``module`` (whose arrays are ``array_type``).
 
     ``to_host(arr)`` gives a NumPy array, ``from_host(ndarray, device)`` an
     array of this backend on ``device``; ``device_of(arr)`` defaults to index
     0 of ``device_type``; ``scatter_add(target, index, values)`` to
-    ``module.add.at``.  Replaces the backend registered before for the device
-    type (a test backend standing in for CuPy, and back).
+    ``module.add.at``; ``use_device(device)`` a context manager under which
+    ``module``'s creation functions allocate on ``device`` (default: nothing to
+    do).  Replaces the backend registered before for the device type (a test
+    backend standing in for CuPy, and back).
     """
     old = _BY_DEVICE_TYPE.get(device_type)
     if old is not None and old.array_type is not array_type:
@@ -154,8 +161,10 @@ def register_backend(device_type: str, module, array_type: type, *, to_host: Cal
         device_of = lambda arr: fixed  # noqa: E731 - one device of this type
     if scatter_add is None:
         scatter_add = module.add.at
+    if use_device is None:
+        use_device = lambda dev: contextlib.nullcontext()  # noqa: E731 - one place to allocate
     backend = Backend(device_type, module, array_type, to_host=to_host, from_host=from_host,
-                      device_of=device_of, scatter_add=scatter_add)
+                      device_of=device_of, scatter_add=scatter_add, use_device=use_device)
     ARRAY_MODULES[array_type] = module
     _BY_ARRAY_TYPE[array_type] = backend
     _BY_DEVICE_TYPE[device_type] = backend
@@ -213,7 +222,8 @@ def _register_cupy(cupy):
         target[...] = cupy.asarray(host)
 
     return register_backend("cuda", cupy, cupy.ndarray, to_host=cupy.asnumpy, from_host=from_host,
-                            device_of=_cupy_device_of, scatter_add=scatter_add)
+                            device_of=_cupy_device_of, scatter_add=scatter_add,
+                            use_device=lambda dev: cupy.cuda.Device(dev.index or 0))
 
 
 def _missing_cuda(why: str) -> RuntimeError:
@@ -282,6 +292,20 @@ def as_device(spec) -> device:
     if isinstance(spec, int) and not isinstance(spec, bool):
         return device("cuda", spec)
     raise TypeError(f"expected a device such as 'cpu' or 'cuda', got {spec!r}")
+
+
+def make_on(dev, name: str, *args, **kwargs):
+    """``xp.<name>(*args, **kwargs)`` of ``dev``'s array library, allocated on ``dev`` (``zeros``, ``eye``...).
+
+    CuPy's creation functions allocate on its current GPU, so ``cuda:1``
+    needs that GPU selected around the call (``'cuda'`` means ``cuda:0``, as
+    moves take it).
+    """
+    if dev.type == "cpu":
+        return getattr(np, name)(*args, **kwargs)
+    backend = _backend_of_device(dev)
+    with backend.use_device(dev):
+        return getattr(backend.module, name)(*args, **kwargs)
 
 
 def backend_for(spec):

@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from taugrad.tensors import sampling
-from taugrad.tensors.backend import CPU, DEFAULT_DEVICES, backend_for, device_of, to_device
+from taugrad.tensors.backend import CPU, DEFAULT_DEVICES, device_of, make_on, to_device
 from taugrad.tensors.device import check_device, factory_device
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.dtypes import DEFAULT_FLOAT
@@ -58,11 +58,6 @@ def _result(data, requires_grad: bool, dev=CPU) -> Tensor:
     return Tensor(data, requires_grad=requires_grad)
 
 
-def _module(dev):
-    """The array module that makes arrays on ``dev`` (NumPy for the CPU)."""
-    return np if dev is CPU else backend_for(dev)
-
-
 def tensor(data, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a *copy* of ``data`` (floats -> float32, as ``torch.tensor``)."""
     array = to_array(data, dtype)
@@ -86,19 +81,19 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def zeros(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of zeros."""
     dev = factory_device(device, "zeros")
-    return _result(_module(dev).zeros(_sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
+    return _result(make_on(dev, "zeros", _sizes(sizes, size, "zeros"), dtype=_dtype(dtype)), requires_grad)
 
 
 def ones(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor of ones."""
     dev = factory_device(device, "ones")
-    return _result(_module(dev).ones(_sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
+    return _result(make_on(dev, "ones", _sizes(sizes, size, "ones"), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*sizes, size=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """Tensor with unspecified contents."""
     dev = factory_device(device, "empty")
-    return _result(_module(dev).empty(_sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
+    return _result(make_on(dev, "empty", _sizes(sizes, size, "empty"), dtype=_dtype(dtype)), requires_grad)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -107,7 +102,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
     if dtype is None:
         dtype = to_array(fill_value).dtype
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "full")
-    return _result(_module(dev).full(size, fill_value, dtype=_dtype_of(dtype)), requires_grad)
+    return _result(make_on(dev, "full", size, fill_value, dtype=_dtype_of(dtype)), requires_grad)
 
 
 def _like(t, dtype):
@@ -144,26 +139,26 @@ def _like_device(t, device, op: str):
 def zeros_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dev = _like_device(t, device, "zeros_like")
     shape, dtype = _like(t, dtype)
-    return _result(_module(dev).zeros(shape, dtype=dtype), requires_grad)
+    return _result(make_on(dev, "zeros", shape, dtype=dtype), requires_grad)
 
 
 def ones_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dev = _like_device(t, device, "ones_like")
     shape, dtype = _like(t, dtype)
-    return _result(_module(dev).ones(shape, dtype=dtype), requires_grad)
+    return _result(make_on(dev, "ones", shape, dtype=dtype), requires_grad)
 
 
 def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     dev = _like_device(t, device, "full_like")
     shape, dtype = _like(t, dtype)
-    return _result(_module(dev).full(shape, fill_value, dtype=dtype), requires_grad)
+    return _result(make_on(dev, "full", shape, fill_value, dtype=dtype), requires_grad)
 
 
 def empty_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     """A tensor of ``t``'s shape and dtype with unspecified contents."""
     dev = _like_device(t, device, "empty_like")
     shape, dtype = _like(t, dtype)
-    return _result(_module(dev).empty(shape, dtype=dtype), requires_grad)
+    return _result(make_on(dev, "empty", shape, dtype=dtype), requires_grad)
 
 
 def _new_like(x: Tensor, dtype, device, op: str):
@@ -179,7 +174,7 @@ def new_zeros(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_gr
               layout=None, pin_memory: bool = False) -> Tensor:
     """Zeros of the given size with ``x``'s dtype and device (a leaf, no grad unless asked)."""
     dt, dev = _new_like(x, dtype, device, "new_zeros")
-    return _result(_module(dev).zeros(_sizes(sizes, size, "new_zeros"), dtype=dt), requires_grad)
+    return _result(make_on(dev, "zeros", _sizes(sizes, size, "new_zeros"), dtype=dt), requires_grad)
 
 
 @register("new_ones", methods=("new_ones",))
@@ -187,7 +182,7 @@ def new_ones(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_gra
              layout=None, pin_memory: bool = False) -> Tensor:
     """Ones of the given size with ``x``'s dtype and device."""
     dt, dev = _new_like(x, dtype, device, "new_ones")
-    return _result(_module(dev).ones(_sizes(sizes, size, "new_ones"), dtype=dt), requires_grad)
+    return _result(make_on(dev, "ones", _sizes(sizes, size, "new_ones"), dtype=dt), requires_grad)
 
 
 @register("new_empty", methods=("new_empty",))
@@ -195,7 +190,7 @@ def new_empty(x: Tensor, *sizes, size=None, dtype=None, device=None, requires_gr
               layout=None, pin_memory: bool = False) -> Tensor:
     """A tensor of the given size with ``x``'s dtype and device, contents unspecified."""
     dt, dev = _new_like(x, dtype, device, "new_empty")
-    return _result(_module(dev).empty(_sizes(sizes, size, "new_empty"), dtype=dt), requires_grad)
+    return _result(make_on(dev, "empty", _sizes(sizes, size, "new_empty"), dtype=dt), requires_grad)
 
 
 @register("new_full", methods=("new_full",))
@@ -206,7 +201,7 @@ def new_full(x: Tensor, size, fill_value, dtype=None, device=None, requires_grad
     size = _size((size,) if isinstance(size, (tuple, list)) else (size,), "new_full")
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _result(_module(dev).full(size, fill_value, dtype=dt), requires_grad)
+    return _result(make_on(dev, "full", size, fill_value, dtype=dt), requires_grad)
 
 
 @register("new_tensor", methods=("new_tensor",))
@@ -289,7 +284,7 @@ def eye(n: int, m=None, dtype=None, device=None, requires_grad: bool = False) ->
     """Identity matrix (``n x m``)."""
     dev = factory_device(device, "eye")
     n, m = _size((n, n if m is None else m), "eye")
-    return _result(_module(dev).eye(n, m, dtype=_dtype(dtype)), requires_grad)
+    return _result(make_on(dev, "eye", n, m, dtype=_dtype(dtype)), requires_grad)
 
 
 def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
