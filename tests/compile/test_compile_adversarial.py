@@ -901,3 +901,25 @@ def test_alternating_shapes_within_the_cache():
         x, y = _xy(n=(4, 8, 12)[i % 3], seed=i)
         assert _same(_step(m1, o1, x, y), compiled(m2, o2, x, y)), f"call {i}"
         _same_state(m1, m2, o1, o2)
+
+
+def test_a_function_reaching_too_many_objects_runs_eagerly_with_one_warning(monkeypatch):
+    """Past the discovery budget a tensor could hide where the walk did not look: eager, said once."""
+    from taugrad.compile import state
+
+    monkeypatch.setattr(state, "MAX_VISITED", 50)
+    (m1, o1), (m2, o2) = _twins()
+    crowd = [_Batch(i, [i]) for i in range(60)]
+
+    def step(model, opt, x, y, crowd):
+        return _step(model, opt, x, y)
+
+    compiled = taugrad.compile(step)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(3):
+            x, y = _xy(seed=i)
+            assert _same(step(m1, o1, x, y, crowd), compiled(m2, o2, x, y, crowd))
+    assert [w.category for w in caught] == [CompileWarning]
+    assert "more than 50 objects" in str(caught[0].message)
+    assert compiled.stats["replays"] == 0

@@ -89,6 +89,10 @@ class CompiledFunction:
             inputs = self._inputs_key(found, args, kwargs) or ()
         why = must_run_eagerly(found)
         if why:
+            if found.truncated:  # not a passing state (as a hook is): say so once, and stay eager
+                self.eager_reason = why
+                self.plans.clear()
+                warn_eager(self._name, why)
             self.stats["eager"] += 1
             return self.fn(*args, **kwargs)
         key = call_key(args, kwargs, found, aliases) + inputs + roots
