@@ -7,7 +7,9 @@ Both share one traversal (:mod:`taugrad.graph`): iterative topological order
 plus reverse accumulation of local derivative rules.  The package map is
 ``docs/architecture.md``.
 """
-from taugrad.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from taugrad.grad_mode import (
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
+)
 from taugrad.scalar import Value
 
 # the tensor engine: importing the method table binds the ops to Tensor
@@ -68,6 +70,17 @@ from taugrad.tensors.ops.rearrange import diff
 from taugrad.tensors.ops.shape import unflatten
 from taugrad.tensors.ops.elementwise import ceil, floor, neg, neg as negative, round, sign, trunc, trunc as fix
 from taugrad.tensors.node import is_tensor
+from taugrad.tensors.dtypes import finfo, iinfo
+from taugrad.tensors.printing import set_printoptions
+from taugrad.tensors.ops.elementwise import (  # comparisons as functions, with torch's long names
+    addcdiv, addcmul, eq, ge, ge as greater_equal, gt, gt as greater, le, le as less_equal, lt, lt as less, ne,
+    ne as not_equal,
+)
+from taugrad.tensors.ops.shape import broadcast_tensors, dstack, hstack, meshgrid, vstack
+from taugrad.tensors.ops.index import select, take
+from taugrad.tensors.ops.linalg import diagonal
+from taugrad.tensors.ops.matmul import tensordot
+from taugrad.tensors.ops.gather import index_fill
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 

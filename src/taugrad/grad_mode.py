@@ -160,3 +160,52 @@ class set_grad_enabled(_GradModeSwitch):
         if before is not None:
             STATE.enabled = before
         return super().__call__(fn)
+
+
+class _InferenceState(threading.local):
+    """Per-thread depth of the ``inference_mode(True)`` blocks now running."""
+
+    depth = 0
+
+
+_INFERENCE = _InferenceState()
+
+
+def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` (on this thread), as ``torch.is_inference_mode_enabled``."""
+    return _INFERENCE.depth > 0
+
+
+class inference_mode(_GradModeSwitch):
+    """``torch.inference_mode``: no graph is recorded inside the block or decorated function.
+
+    taugrad has no separate "inference tensors": PyTorch's mode also skips the
+    version counters and view tracking to save time, and refuses to use its
+    results in a later graph; here it is :class:`no_grad` plus the flag read by
+    :func:`is_inference_mode_enabled`.  ``inference_mode(False)`` changes
+    nothing (grad mode stays as it is), as PyTorch's.  Usable as ``with
+    inference_mode():``, ``@inference_mode()`` and bare ``@inference_mode``.
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if callable(mode):  # bare ``@inference_mode``
+            return cls()(mode)
+        return object.__new__(cls)
+
+    def __init__(self, mode: Any = True) -> None:
+        super().__init__()
+        if not isinstance(mode, bool):
+            raise TypeError(f"inference_mode: mode must be a bool, got {type(mode).__name__}")
+        self._on = mode
+
+    def __enter__(self) -> "inference_mode":
+        self._saved().append(STATE.enabled)
+        if self._on:
+            STATE.enabled = False
+            _INFERENCE.depth += 1
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        STATE.enabled = self._saved().pop()
+        if self._on:
+            _INFERENCE.depth -= 1

@@ -35,3 +35,16 @@ METHOD_VALUE_OPS = [
     ValueOp("count_nonzero_all", lambda L, x, y: _ints(L, x).count_nonzero() + _ints(L, x).count_nonzero((0, 1))),
     ValueOp("is_contiguous", lambda L, x, y: L.tensor(np.array([x.is_contiguous(), x.contiguous().is_contiguous()]))),
 ]
+METHOD_VALUE_OPS += [
+    # in-place rounding: the values (the gradient, 0, is checked in tests/test_api_gaps2.py)
+    ValueOp("floor_", lambda L, x, y: (x * 3).floor_()),
+    ValueOp("round_", lambda L, x, y: (x * 3).round_() + (x * 3).round_(decimals=1)),
+    # the comparison functions with torch's long names
+    ValueOp("lt_less", lambda L, x, y: L.stack([L.less(x, y), x.less(0.5), L.lt(x, 0.0)])),
+    ValueOp("le_less_equal", lambda L, x, y: L.stack([L.less_equal(x, y), x.less_equal(0.5), L.le(x, y)])),
+    ValueOp("gt_greater", lambda L, x, y: L.stack([L.greater(x, y), x.greater(0.5), L.gt(x, 0.0)])),
+    ValueOp("ge_greater_equal", lambda L, x, y: L.stack([L.greater_equal(x, y), x.greater_equal(0.5), L.ge(x, y)])),
+    ValueOp("eq_function", lambda L, x, y: L.stack([L.eq(x, x.clamp(max=0.0)), L.eq(x, 0.0)])),
+    ValueOp("ne_not_equal", lambda L, x, y: L.stack([L.not_equal(x, x.clamp(max=0.0)), L.ne(x, y),
+                                                    x.not_equal(0.0)])),
+]

@@ -203,6 +203,12 @@ OP_CASES = [
     OpCase("inplace_arith", lambda a, b: _inplace_arith(a, b), ((2, 3), (3,))),
     OpCase("inplace_fill", lambda a, b: _inplace_fill(a, b), ((2, 3), (2,))),
     OpCase("inplace_view", lambda a: _inplace_view(a), ((2, 3),), "nonzero"),
+    OpCase("scatter_add_", lambda a, b: (a * 1.0).scatter_add_(0, taugrad.tensor([[1, 1, 0]]), b * b) ** 3,
+           ((2, 3), (1, 3))),
+    OpCase("index_add_", lambda a, b: (a * a).index_add_(1, taugrad.tensor([2, 2]), b, alpha=-0.5) ** 3,
+           ((2, 3), (2, 2))),
+    OpCase("log_", lambda a: (a * 1.0).log_() ** 2 * a, ((2, 3),), "positive"),
+    OpCase("exp_", lambda a: (a * 1.0).exp_() * a, ((2, 3),)),
     # fused nn ops and losses
     OpCase("softmax", lambda a: F.softmax(a, dim=1), ((2, 3),)),
     OpCase("log_softmax", lambda a: F.log_softmax(a, dim=0), ((2, 3),)),

@@ -319,3 +319,60 @@ def float_input(a):
     if a.dtype.kind in "biu":
         return a.astype(DEFAULT_FLOAT[0])
     return a
+
+
+# ---------------------------------------------------------------------------
+# the limits of a dtype (torch.finfo, torch.iinfo)
+# ---------------------------------------------------------------------------
+
+
+def _limits_repr(info, fields) -> str:
+    return f"{type(info).__name__}(" + ", ".join(f"{f}={getattr(info, f):.6g}" for f in fields) + \
+        f", dtype={info.dtype})"
+
+
+class finfo:  # noqa: N801  (named as torch.finfo)
+    """The limits of a floating dtype, as ``torch.finfo``: ``bits``, ``eps`` (the gap from 1 to the
+    next number), ``max``, ``min`` (= -max), ``tiny`` (= ``smallest_normal``, the smallest
+    positive normal number), ``resolution`` (10 ** -decimal digits) and ``dtype`` (its name).
+
+    ``finfo()`` describes the default float dtype; a complex dtype gives its parts' limits.
+    The numbers are NumPy's (ml_dtypes' for bfloat16), as Python floats.
+    """
+
+    def __init__(self, type=None) -> None:  # noqa: A002  (torch's argument name)
+        d = get_default_dtype() if type is None else as_dtype(type)
+        np_dtype = d.numpy_dtype
+        if np_dtype.kind == "c":
+            np_dtype = np.dtype(np_dtype.char.lower())  # complex64 -> float32 (its real part)
+        elif not (np_dtype.kind == "f" or d is bfloat16):
+            raise TypeError(f"finfo: needs a floating point dtype, got {d}; use taugrad.iinfo for integers")
+        info = _ml_dtypes.finfo(np_dtype) if d is bfloat16 else np.finfo(np_dtype)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)  # NumPy's own rounds it to the dtype
+        self.dtype = from_numpy_dtype(np_dtype).name if d is not bfloat16 else "bfloat16"
+
+    def __repr__(self) -> str:
+        return _limits_repr(self, ("resolution", "min", "max", "eps", "smallest_normal", "tiny"))
+
+
+class iinfo:  # noqa: N801  (named as torch.iinfo)
+    """The limits of an integer dtype, as ``torch.iinfo``: ``bits``, ``max``, ``min`` (Python ints)
+    and ``dtype`` (its name)."""
+
+    def __init__(self, type) -> None:  # noqa: A002  (torch's argument name)
+        d = as_dtype(type)
+        if d.numpy_dtype.kind not in "iu":
+            raise TypeError(f"iinfo: needs an integer dtype, got {d}; use taugrad.finfo for floating dtypes")
+        info = np.iinfo(d.numpy_dtype)
+        self.bits = int(info.bits)
+        self.max = int(info.max)
+        self.min = int(info.min)
+        self.dtype = d.name
+
+    def __repr__(self) -> str:
+        return _limits_repr(self, ("min", "max"))

@@ -17,6 +17,9 @@ tensors of more than 1000 elements summarised with 3 items at each edge):
   int64 or bool; ``grad_fn=<MulBackward0>`` for an op's output (named as in
   :mod:`taugrad.tensors.grad_fn`), else ``requires_grad=True`` for a leaf that
   requires grad; ``size=`` for an empty tensor that is not 1-d.
+
+:func:`set_printoptions` changes the decimals, the summary threshold and edge
+items, the line width and the choice of scientific notation, as PyTorch's.
 """
 from __future__ import annotations
 
@@ -31,6 +34,45 @@ PRECISION = 4
 LINE_WIDTH = 80
 THRESHOLD = 1000
 EDGE_ITEMS = 3
+SCI_MODE = None  # None: chosen from the values (see the module docstring); True / False: always / never
+
+_PROFILES = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """Change how tensors print, as ``torch.set_printoptions``.
+
+    ``precision``: decimals of floating values; ``threshold``: tensors with
+    more elements print summarised, ``edgeitems`` items at each edge of every
+    dimension; ``linewidth``: columns a row wraps at; ``profile``: ``'default'``,
+    ``'short'`` (2 decimals, 2 edge items) or ``'full'`` (never summarised),
+    applied before the other arguments.  Options left None keep their value,
+    except ``sci_mode``, which every call sets (None: chosen from the values).
+    """
+    global PRECISION, THRESHOLD, EDGE_ITEMS, LINE_WIDTH, SCI_MODE
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"set_printoptions: profile must be one of {sorted(_PROFILES)}, got {profile!r}")
+        PRECISION, THRESHOLD, EDGE_ITEMS, LINE_WIDTH = _PROFILES[profile]
+    for name, value in (("precision", precision), ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+            raise ValueError(f"set_printoptions: {name} must be an int >= 0, got {value!r}")
+    if threshold is not None and not isinstance(threshold, (int, float)):
+        raise ValueError(f"set_printoptions: threshold must be a number, got {threshold!r}")
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGE_ITEMS = edgeitems
+    if linewidth is not None:
+        LINE_WIDTH = linewidth
+    SCI_MODE = None if sci_mode is None else bool(sci_mode)
 
 
 class _NumberFormat:
@@ -53,7 +95,7 @@ class _NumberFormat:
         smallest, largest = float(magnitudes.min()), float(magnitudes.max())
         self.whole = bool(np.all(shown == np.ceil(shown)))
         spread = largest / smallest > 1000.0 or largest > 1.0e8
-        self.scientific = spread or (not self.whole and smallest < 1.0e-4)
+        self.scientific = spread or (not self.whole and smallest < 1.0e-4) if SCI_MODE is None else SCI_MODE
         for v in shown.tolist():
             self.width = max(self.width, len(self._plain(v)))
 

@@ -915,6 +915,28 @@ def where_method(x: Tensor, condition, other) -> Tensor:
     return where(condition, x, other)
 
 
+# ---------------------------------------------------------------------------
+# a + value * t1 * t2, a + value * t1 / t2 (optimizers' updates): compositions
+# ---------------------------------------------------------------------------
+
+
+@register("addcmul", methods=("addcmul",))
+def addcmul(a: Tensor, tensor1, tensor2, value=1) -> Tensor:
+    """``a + value * tensor1 * tensor2`` with broadcasting; the gradients are those of the products and sum."""
+    product = mul(operand(tensor1, a), tensor2)
+    return add(a, product if value == 1 else mul(product, value))
+
+
+@register("addcdiv", methods=("addcdiv",))
+def addcdiv(a: Tensor, tensor1, tensor2, value=1) -> Tensor:
+    """``a + value * tensor1 / tensor2`` with broadcasting (true division, so integer operands are refused)."""
+    t1 = operand(tensor1, a)
+    if t1._data.dtype.kind in "biu" and operand(tensor2, a)._data.dtype.kind in "biu":
+        raise TypeError("addcdiv: integer division of tensor1 by tensor2 is not supported; use floating tensors")
+    quotient = div(t1, tensor2)
+    return add(a, quotient if value == 1 else mul(quotient, value))
+
+
 @register("positive", methods=("__pos__",))
 def positive(a: Tensor) -> Tensor:
     """``+a``: ``a`` itself, as in PyTorch."""
@@ -950,12 +972,13 @@ def _compare(op: str, name: str):
     return compare
 
 
-lt = register("lt", methods=("lt", "__lt__"))(_compare("lt", "less"))
-le = register("le", methods=("le", "__le__"))(_compare("le", "less_equal"))
-gt = register("gt", methods=("gt", "__gt__"))(_compare("gt", "greater"))
-ge = register("ge", methods=("ge", "__ge__"))(_compare("ge", "greater_equal"))
+# torch's long names (``less``, ``greater_equal``...) are the same functions
+lt = register("lt", methods=("lt", "__lt__", "less"))(_compare("lt", "less"))
+le = register("le", methods=("le", "__le__", "less_equal"))(_compare("le", "less_equal"))
+gt = register("gt", methods=("gt", "__gt__", "greater"))(_compare("gt", "greater"))
+ge = register("ge", methods=("ge", "__ge__", "greater_equal"))(_compare("ge", "greater_equal"))
 eq = register("eq", methods=("eq", "__eq__"))(_compare("eq", "equal"))
-ne = register("ne", methods=("ne", "__ne__"))(_compare("ne", "not_equal"))
+ne = register("ne", methods=("ne", "__ne__", "not_equal"))(_compare("ne", "not_equal"))
 logical_and = register("logical_and", methods=("logical_and",))(_compare("logical_and", "logical_and"))
 logical_or = register("logical_or", methods=("logical_or",))(_compare("logical_or", "logical_or"))
 logical_xor = register("logical_xor", methods=("logical_xor",))(_compare("logical_xor", "logical_xor"))

@@ -22,7 +22,7 @@ from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import forward_of, register, rule
+from taugrad.tensors.rule import G_OR_NEW, forward_of, register, rule
 
 
 def _pick(g, key):
@@ -168,6 +168,8 @@ def scatter_backward(g, out, ins, node):
 
 
 scatter_inplace_backward = inplace_rule("scatter_")(scatter_backward.backward)
+# scatter_add_ and index_add_: x's gradient is g itself (an added value leaves x's share alone)
+scatter_add_inplace_backward = inplace_rule("scatter_add_", gives=G_OR_NEW)(scatter_backward.backward)
 
 
 def _source(src, like: Tensor, shape: tuple, op: str):
@@ -274,3 +276,79 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
     data = xp.where(m, xp.asarray(v, dtype=xd.dtype), xd)
     parents = (x, value) if isinstance(value, Tensor) else (x,)
     return make(data, parents, masked_fill_backward, m)
+
+
+# ---------------------------------------------------------------------------
+# index_fill (a masked_fill whose mask is "these slices along dim") and the
+# in-place forms of scatter_add, index_add, index_fill
+# ---------------------------------------------------------------------------
+
+
+def _slices_mask(x: Tensor, dim: int, index, op: str):
+    """A bool array that broadcasts to x's shape: True on the slices along ``dim`` at ``index``."""
+    xd = x._data
+    d = normalize_dim(dim, xd.ndim, op) if xd.ndim else normalize_dim(dim, 1, op)
+    idx = _index_array(index, op, xd)
+    if idx.ndim > 1:
+        raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {idx.shape}")
+    n = xd.shape[d] if xd.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"{op}: index out of range for dim {d} of size {n}")
+    mask = array_module(xd).zeros(n, dtype=bool)
+    mask[idx.reshape(-1)] = True
+    return mask.reshape((n,) + (1,) * (xd.ndim - d - 1)) if xd.ndim else mask.reshape(())
+
+
+@register("index_fill", methods=("index_fill",))
+def index_fill(x: Tensor, dim: int, index, value) -> Tensor:
+    """A copy of ``x`` with ``value`` (a number or 0-d tensor) in the slices along ``dim`` at ``index``."""
+    return masked_fill(x, _slices_mask(x, dim, index, "index_fill"), value)
+
+
+@register("index_fill_", methods=("index_fill_",))
+def index_fill_(x: Tensor, dim: int, index, value) -> Tensor:
+    """``index_fill`` in place (through ``masked_fill_``); returns x."""
+    return forward_of("masked_fill_")(x, _slices_mask(x, dim, index, "index_fill_"), value)
+
+
+def _check_cast(op: str, values, x: Tensor) -> None:
+    """Refuse, before anything is written or recorded, values that x's dtype cannot hold (floats into ints)."""
+    if not np.can_cast(values.dtype, x._data.dtype, casting="same_kind"):
+        raise TypeError(f"{op}: cannot add {values.dtype} values into a tensor of dtype {x.dtype}")
+
+
+@register("scatter_add_", methods=("scatter_add_",))
+def scatter_add_(x: Tensor, dim: int, index, src) -> Tensor:
+    """``scatter_add`` in place: ``src`` added into x at the key of (dim, index); returns x."""
+    check_target(x, "scatter_add_")
+    _, key, s, block = _write(x, dim, index, src, "scatter_add_", True)
+    _check_cast("scatter_add_", block, x)
+    recorded = records(x, s)
+    pending = begin(x, "scatter_add_") if recorded else None
+    backend.scatter_add(x._data, key, block)
+    if not recorded:
+        bump_version(x)
+        return x
+    return finish(x, pending, () if s is None else (s,), scatter_add_inplace_backward, (key, True))
+
+
+@register("index_add_", methods=("index_add_",))
+def index_add_(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
+    """``index_add`` in place: ``alpha * source`` added to x's slices along ``dim`` at ``index``; returns x."""
+    check_target(x, "index_add_")
+    dim = normalize_dim(dim, x._data.ndim, "index_add_")
+    idx = _index_array(index, "index_add_", x._data).reshape(-1)
+    source = operand(source, x)
+    key = (slice(None),) * dim + (idx,)
+    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
+    if source.shape != expected:
+        raise ValueError(f"index_add_: source has shape {source.shape}, expected {expected}")
+    src = source if alpha == 1 else source * alpha
+    _check_cast("index_add_", src._data, x)
+    recorded = records(x, src)
+    pending = begin(x, "index_add_") if recorded else None
+    backend.scatter_add(x._data, key, src._data)
+    if not recorded:
+        bump_version(x)
+        return x
+    return finish(x, pending, (src,), scatter_add_inplace_backward, (key, True))

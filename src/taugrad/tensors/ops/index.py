@@ -30,8 +30,11 @@ broadcast along).
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import device_of, is_array, to_device
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
@@ -266,3 +269,34 @@ def setitem(x: Tensor, key, value) -> None:
         return
     operands = (value,) if isinstance(value, Tensor) else ()
     finish(x, pending, operands, setitem_backward, (k, perm))
+
+
+# ---------------------------------------------------------------------------
+# select, take: indexing with a key built from their arguments (getitem's gradient)
+# ---------------------------------------------------------------------------
+
+
+@register("select", methods=("select",))
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """``x[:, ..., index]`` with ``index`` in position ``dim``: the slice at ``index``, one dim fewer (a view)."""
+    ndim = x._data.ndim
+    if ndim == 0:
+        raise IndexError("select: cannot select from a 0-d tensor")
+    d = normalize_dim(dim, ndim, "select")
+    i = operator.index(index)
+    n = x.shape[d]
+    if not -n <= i < n:
+        raise IndexError(f"select: index {index} out of range for a tensor of shape {x.shape} at dim {d}")
+    return getitem(x, (slice(None),) * d + (i,))
+
+
+@register("take", methods=("take",))
+def take(x: Tensor, index) -> Tensor:
+    """The elements of ``x`` read as 1-d (row-major) at the integer ``index``, in index's shape."""
+    idx = A.array_like(index, x._data, np.asarray)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take: index must be an integer tensor, got dtype {idx.dtype}")
+    n = x._data.size
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"take: index out of range for a tensor of {n} elements")
+    return index_numpy(forward_of("reshape")(x, (-1,)), (idx,))

@@ -344,3 +344,85 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
     x._data[...] = move_like(draws, x._data)  # drawn on the host
     bump_version(x)
     return x
+
+
+# ---------------------------------------------------------------------------
+# elementwise functions in place: the out-of-place op, then copy_
+# ---------------------------------------------------------------------------
+
+
+def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool, *args) -> Tensor:
+    """``x = f(x)`` in place for the registered elementwise op ``name``; returns x.
+
+    Recorded as ``x' = copy(before, f(before))``, ``before`` being x's old node:
+    the copy gives ``f(before)`` the whole gradient and f's own rule takes it to
+    ``before``, so the gradient is f's (and f's rule is what differentiates it
+    twice).  f is applied to ``before`` rather than to x, so no node of the graph
+    lists x itself, whose node is the copy from now on.  When f's rule reads its
+    input (``log``, ``abs``) the input is a clone, which the write into x leaves
+    intact.  ``floating``: f of an integer tensor is floating, which x cannot
+    hold (refused first, as PyTorch).
+    """
+    check_target(x, op)
+    if floating and x._data.dtype.kind in "biu":
+        raise TypeError(f"{op}: the result is floating, which cannot be stored in a tensor of dtype {x.dtype}")
+    f = forward_of(name)
+    if not records(x):
+        result = f(x, *args)
+        array_module(x._data).copyto(x._data, result._data, casting="unsafe")
+        bump_version(x)
+        return x
+    pending = begin(x, op)
+    before = pending.before
+    result = f(forward_of("clone")(before) if reads_input else before, *args)
+    array_module(x._data).copyto(x._data, result._data, casting="unsafe")
+    return finish(x, pending, (result,), copy_inplace_backward)
+
+
+def _make_function_(op: str, name: str, floating: bool, reads_input: bool):
+    def function_(x: Tensor) -> Tensor:
+        return _function_(x, op, name, floating, reads_input)
+
+    function_.__name__ = op
+    function_.__doc__ = f"``x = {name}(x)`` in place; returns x (the gradient is {name}'s)."
+    return function_
+
+
+abs_ = register("abs_", methods=("abs_", "absolute_"))(_make_function_("abs_", "abs", False, True))
+exp_ = register("exp_", methods=("exp_",))(_make_function_("exp_", "exp", True, False))
+log_ = register("log_", methods=("log_",))(_make_function_("log_", "log", True, True))
+sqrt_ = register("sqrt_", methods=("sqrt_",))(_make_function_("sqrt_", "sqrt", True, False))
+sigmoid_ = register("sigmoid_", methods=("sigmoid_",))(_make_function_("sigmoid_", "sigmoid", True, False))
+tanh_ = register("tanh_", methods=("tanh_",))(_make_function_("tanh_", "tanh", True, False))
+neg_ = register("neg_", methods=("neg_", "negative_"))(_make_function_("neg_", "neg", False, False))
+floor_ = register("floor_", methods=("floor_",))(_make_function_("floor_", "floor", False, False))
+
+
+@register("round_", methods=("round_",))
+def round_(x: Tensor, decimals: int = 0) -> Tensor:
+    """``x = round(x, decimals)`` in place (halves to even); returns x.  The gradient is 0, as round's."""
+    return _function_(x, "round_", "round", False, False, decimals)
+
+
+@register("clamp_min_", methods=("clamp_min_",))
+def clamp_min_(x: Tensor, min) -> Tensor:
+    """``x = max(x, min)`` in place: :func:`clamp_` with only a lower bound; returns x."""
+    return clamp_(x, min=min)
+
+
+@register("clamp_max_", methods=("clamp_max_",))
+def clamp_max_(x: Tensor, max) -> Tensor:
+    """``x = min(x, max)`` in place: :func:`clamp_` with only an upper bound; returns x."""
+    return clamp_(x, max=max)
+
+
+@register("addcmul_", methods=("addcmul_",))
+def addcmul_(x: Tensor, tensor1, tensor2, value=1) -> Tensor:
+    """``x += value * tensor1 * tensor2`` in place (as ``add_`` of the product with ``alpha=value``); returns x."""
+    return _apply(x, "addcmul_", "add", forward_of("mul")(operand(tensor1, x), tensor2), value)
+
+
+@register("addcdiv_", methods=("addcdiv_",))
+def addcdiv_(x: Tensor, tensor1, tensor2, value=1) -> Tensor:
+    """``x += value * tensor1 / tensor2`` in place (as ``add_`` of the quotient with ``alpha=value``); returns x."""
+    return _apply(x, "addcdiv_", "add", forward_of("div")(operand(tensor1, x), tensor2), value)

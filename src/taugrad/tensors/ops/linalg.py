@@ -12,7 +12,7 @@ from collections import namedtuple
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dims
+from taugrad.tensors.args import normalize_dim, normalize_dims
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import Tensor, _dtype_of, array_module, constant, make, operand
 from taugrad.tensors.rule import NEW, forward_of, register, rule
@@ -75,6 +75,27 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
         key = _diagonal_key(xp, *x.shape, k)
         return make(x._data[key], (x,), diag_extract_backward, key)
     raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
+
+
+@register("diagonal", methods=("diagonal",))
+def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a new last dim.
+
+    ``out[..., i] = x[..., i + max(-offset, 0), ..., i + max(offset, 0), ...]``
+    (those two dims removed): ``x`` with the two dims moved last, indexed at
+    the diagonal's (rows, cols), so the gradient is indexing's.  A copy, not a
+    view as in PyTorch: writing into it does not change ``x``.
+    """
+    k = operator.index(offset)
+    ndim = x._data.ndim
+    if ndim < 2:
+        raise ValueError(f"diagonal: needs at least 2 dims, got shape {x.shape}")
+    d1, d2 = normalize_dim(dim1, ndim, "diagonal"), normalize_dim(dim2, ndim, "diagonal")
+    if d1 == d2:
+        raise ValueError(f"diagonal: dim1 and dim2 must differ, both are {dim1}")
+    moved = forward_of("movedim")(x, (d1, d2), (-2, -1))
+    rows, cols = _diagonal_key(array_module(x._data), x.shape[d1], x.shape[d2], k)
+    return forward_of("index_numpy")(moved, (Ellipsis, rows, cols))
 
 
 @rule("trace")

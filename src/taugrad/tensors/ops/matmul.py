@@ -10,8 +10,11 @@ Everything else reduces to that case:
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
+from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.dtypes import DtypeMismatchError
 from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, operand
@@ -278,3 +281,43 @@ def addmm(input: Tensor, mat1, mat2, *, beta=1, alpha=1) -> Tensor:  # noqa: A00
     if beta == 0:
         return scaled
     return plus(scaled, input if beta == 1 else times(input, beta))
+
+
+@register("tensordot")
+def tensordot(a: Tensor, b, dims=2) -> Tensor:
+    """Sum of products over pairs of dims: ``dims`` an int n (a's last n with b's first n) or
+    two lists ``(dims_a, dims_b)`` paired in order.
+
+    The contracted dims are moved to the end of ``a`` and the front of ``b``,
+    both are flattened to matrices (kept dims x contracted), multiplied with
+    ``mm`` and reshaped to a's kept dims + b's kept dims, so the gradient is
+    that of the permutes, reshapes and the matrix product.
+    """
+    b = operand(b, a)
+    na, nb = a._data.ndim, b._data.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (list, tuple)):
+        if len(dims) != 2:
+            raise ValueError(f"tensordot: dims must be an int or two lists of dims, got {dims!r}")
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    else:
+        n = int(dims)
+        if n < 0 or n > min(na, nb):
+            raise ValueError(f"tensordot: cannot contract {n} dims of tensors with {na} and {nb} dims")
+        da, db = list(range(na - n, na)), list(range(n))
+    if len(da) != len(db):
+        raise ValueError(f"tensordot: dims lists of different lengths {da} and {db}")
+    da = [normalize_dim(d, na, "tensordot") for d in da]
+    db = [normalize_dim(d, nb, "tensordot") for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: dim {i} of a (size {a.shape[i]}) and dim {j} of b (size {b.shape[j]}) "
+                             f"differ")
+    keep_a = [d for d in range(na) if d not in da]
+    keep_b = [d for d in range(nb) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    reshape, permute = forward_of("reshape"), forward_of("permute")
+    left = reshape(permute(a, keep_a + da), (math.prod(a.shape[d] for d in keep_a), k))
+    right = reshape(permute(b, db + keep_b), (k, math.prod(b.shape[d] for d in keep_b)))
+    return reshape(mm(left, right), tuple(a.shape[d] for d in keep_a) + tuple(b.shape[d] for d in keep_b))

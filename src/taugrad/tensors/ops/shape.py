@@ -373,3 +373,88 @@ def pad(x: Tensor, pad, mode: str = "constant", value: float = 0.0) -> Tensor:
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
     """``x`` expanded to ``other``'s shape (see :func:`expand`)."""
     return expand(x, other.shape)
+
+
+# ---------------------------------------------------------------------------
+# broadcasting several tensors, grids, stacking by rank (compositions of expand, reshape, cat)
+# ---------------------------------------------------------------------------
+
+
+def _varargs(tensors: tuple, op: str) -> tuple:
+    """``f(a, b)`` and ``f([a, b])`` both name the tensors a and b, as in torch."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    return tuple(t if isinstance(t, Tensor) else Tensor(to_array(t)) for t in tensors) if tensors else ()
+
+
+@register("broadcast_tensors")
+def broadcast_tensors(*tensors) -> tuple:
+    """The tensors expanded to their common broadcast shape (views; the gradients sum back)."""
+    parts = _varargs(tensors, "broadcast_tensors")
+    try:
+        shape = np.broadcast_shapes(*(t.shape for t in parts))
+    except ValueError:
+        shapes = ", ".join(str(t.shape) for t in parts)
+        raise ValueError(f"broadcast_tensors: shapes {shapes} cannot broadcast") from None
+    return tuple(t if t.shape == shape else expand(t, shape) for t in parts)
+
+
+@register("meshgrid")
+def meshgrid(*tensors, indexing: str = "ij") -> tuple:
+    """Coordinate grids of 0-d or 1-d tensors: output i repeats input i along every other dim.
+
+    ``indexing='ij'`` (torch's default): dim i of the grid is input i;
+    ``'xy'`` (NumPy's and plotting's): the first two dims are swapped, so a
+    grid of ``(x, y)`` has ``len(y)`` rows.
+    """
+    parts = _varargs(tensors, "meshgrid")
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    if not parts:
+        raise ValueError("meshgrid: expects at least one tensor")
+    for t in parts:
+        if t._data.ndim > 1:
+            raise ValueError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
+    axes = list(range(len(parts)))
+    if indexing == "xy" and len(parts) > 1:
+        axes[0], axes[1] = 1, 0
+    sizes = [t._data.size for t in parts]
+    shape = [0] * len(parts)
+    for i, axis in enumerate(axes):
+        shape[axis] = sizes[i]
+    grids = []
+    for i, axis in enumerate(axes):
+        column = reshape(parts[i], tuple(sizes[i] if d == axis else 1 for d in range(len(parts))))
+        grids.append(expand(column, tuple(shape)))
+    return tuple(grids)
+
+
+def _at_least(t: Tensor, ndim: int) -> Tensor:
+    """NumPy's ``atleast_Nd`` for the stacks: (n,) -> (1, n) -> ... ; a 3-d result puts 1-d data at (1, n, 1)."""
+    shape = t.shape
+    if len(shape) >= ndim:
+        return t
+    if ndim == 1:
+        return reshape(t, (1,))
+    if ndim == 2:
+        return reshape(t, (1,) * (2 - len(shape)) + shape)
+    return reshape(t, {0: (1, 1, 1), 1: (1,) + shape + (1,), 2: shape + (1,)}[len(shape)])
+
+
+@register("hstack")
+def hstack(tensors) -> Tensor:
+    """Join along dim 1 (along dim 0 when every tensor is 0-d or 1-d), as ``numpy.hstack``."""
+    parts = [_at_least(t, 1) for t in _tensors(tensors, "hstack")]
+    return cat(parts, 0 if builtins.all(t._data.ndim == 1 for t in parts) else 1)
+
+
+@register("vstack")
+def vstack(tensors) -> Tensor:
+    """Join along dim 0, 1-d tensors becoming rows, as ``numpy.vstack`` (also ``row_stack``)."""
+    return cat([_at_least(t, 2) for t in _tensors(tensors, "vstack")], 0)
+
+
+@register("dstack")
+def dstack(tensors) -> Tensor:
+    """Join along dim 2 (depth), smaller tensors made 3-d first, as ``numpy.dstack``."""
+    return cat([_at_least(t, 3) for t in _tensors(tensors, "dstack")], 2)
