@@ -318,3 +318,22 @@ def test_recurrence_written_into_a_buffer_matches_torch():
     (h1, g1), (h2, g2) = program(taugrad), program(torch)
     np.testing.assert_allclose(h1.detach().numpy(), h2.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(g1.numpy(), g2.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("program", ["add_", "mul_", "setitem"])
+def test_autograd_grad_follows_the_parents_an_inplace_op_recorded(program):
+    """grad() walks to the tensor through the rebased tensor's old node, as backward() does."""
+
+    def run(lib):
+        a = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = a * 1.0
+        if program == "add_":
+            y.add_(y * 2)
+        elif program == "mul_":
+            y.mul_(y.detach() + 1.0)
+        else:
+            y[1:] = y[:2] * 3.0
+        (ga,) = lib.autograd.grad((y * y).sum(), a)
+        return ga.detach().numpy()
+
+    np.testing.assert_allclose(run(taugrad), run(torch), rtol=1e-12)

@@ -147,7 +147,7 @@ def _run_rules(order: list, grads: dict, retain_graph: bool, create_graph: bool,
     captured = {}
     # grad(): only the rules between the outputs and the wanted tensors run, and
     # the graph behind them is left as it is (PyTorch too)
-    leading = None if capture is None else _nodes_leading_to(order, capture)
+    leading = None if capture is None else _nodes_leading_to(order, capture, clock)
     for node in reversed(order):
         g = pop(node, None)
         rule = node._rule
@@ -229,11 +229,16 @@ def _run_rules(order: list, grads: dict, retain_graph: bool, create_graph: bool,
     return captured, owned
 
 
-def _nodes_leading_to(order: list, wanted) -> set:
-    """The interior nodes of ``order`` with a ``wanted`` tensor among their ancestors."""
+def _nodes_leading_to(order: list, wanted, clock: int) -> set:
+    """The interior nodes of ``order`` with a ``wanted`` tensor among their ancestors.
+
+    A node recorded before an in-place op is followed to the parents its rule
+    will use (the rebased parent's old node), as the backward loop does.
+    """
     leading = set()
     for node in order:  # parents come first
-        for parent in node._prev:
+        parents = parents_when_recorded(node) if node._clock != clock else node._prev
+        for parent in parents:
             if parent in wanted or parent in leading:
                 leading.add(node)
                 break
