@@ -379,6 +379,16 @@ def dim_of(draw, ndim: int, extra: int = 0) -> int:
 
 
 @st.composite
+def index_add_case(draw) -> Case:
+    """x, a source of x's shape with ``len(index)`` along ``dim``, an index (repeats allowed) and ``alpha``."""
+    shape = draw(shapes(min_dims=1, min_side=1))
+    dim = draw(st.integers(0, len(shape) - 1))
+    index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
+    source = shape[:dim] + (len(index),) + shape[dim + 1:]
+    return Case((shape, source), {"dim": dim, "index": index, "alpha": draw(st.sampled_from([1, -0.5]))})
+
+
+@st.composite
 def reduction(draw, min_side: int = 1, min_reduced: int = 1, kinds=("none", "int", "tuple")) -> Case:
     """A shape, ``dim`` (None, int or tuple of ints, some negative) and ``keepdim``.
 

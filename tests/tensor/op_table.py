@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from .op_table_api import API_OPS
 from .op_table_cnn import CNN_OPS
 from .op_table_methods import METHOD_OPS
+from .helpers import index_add_case
 from .helpers import (
     Case,
     Op,
@@ -257,15 +258,6 @@ def index_select_case(draw) -> Case:
     dim = draw(st.integers(0, len(shape) - 1))
     index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
     return Case((shape,), {"dim": dim, "index": index})
-
-
-@st.composite
-def index_add_case(draw) -> Case:
-    shape = draw(shapes(min_dims=1, min_side=1))
-    dim = draw(st.integers(0, len(shape) - 1))
-    index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
-    source = shape[:dim] + (len(index),) + shape[dim + 1:]
-    return Case((shape, source), {"dim": dim, "index": index, "alpha": draw(st.sampled_from([1, -0.5]))})
 
 
 @st.composite

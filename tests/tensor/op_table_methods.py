@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from .helpers import index_add_case
 from .helpers import (Case, Op, broadcast_pair, dim_of, one_input, reduction, same_shape_pair, shapes,
                       softmax_case)
 
@@ -173,15 +174,6 @@ def index_fill_case(draw) -> Case:
 
 
 @st.composite
-def index_add_inplace_case(draw) -> Case:
-    shape = draw(shapes(min_dims=1, min_side=1))
-    dim = draw(st.integers(0, len(shape) - 1))
-    index = np.array(draw(st.lists(st.integers(0, shape[dim] - 1), max_size=4)), dtype=np.int64)
-    source = shape[:dim] + (len(index),) + shape[dim + 1:]
-    return Case((shape, source), {"dim": dim, "index": index, "alpha": draw(st.sampled_from([1, -0.5]))})
-
-
-@st.composite
 def scatter_add_inplace_case(draw) -> Case:
     """x (2-D), src of index's shape (torch's backward refuses a larger src), an index with repeats along ``dim``."""
     rows, cols = draw(st.integers(1, 3)), draw(st.integers(1, 4))
@@ -260,7 +252,7 @@ METHOD_OPS = [
     Op("index_fill", lambda L, x, dim, index: x.index_fill(dim, L.index(index), -1.5) * 1.0, index_fill_case()),
     Op("index_fill_", lambda L, x, dim, index: (x * 1.0).index_fill_(dim, L.index(index), 0.25), index_fill_case()),
     Op("index_add_", lambda L, x, src, dim, index, alpha: (x * 1.0).index_add_(dim, L.index(index), src, alpha=alpha),
-       index_add_inplace_case()),
+       index_add_case()),
     Op("scatter_add_", lambda L, x, src, dim, index: (x * 1.0).scatter_add_(dim, L.index(index), src),
        scatter_add_inplace_case()),
     # elementwise functions in place (on a non-leaf; the gradient is the function's)
