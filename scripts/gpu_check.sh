@@ -4,6 +4,8 @@
 #      against the NumPy results (tests under tests/backend marked `cuda`);
 #   2. the benchmark against torch CUDA eager (benchmarks/bench_cuda.py).
 # Usage: scripts/gpu_check.sh [python]   (default: .venv/bin/python if present, else python3)
+#   PYTEST_ARGS: more pytest arguments (e.g. "-n 8 --timeout 120" with pytest-xdist and pytest-timeout)
+#   BENCH_ARGS:  the benchmark's arguments (default "--rounds 15 --number 10")
 # Exit status: the test suite's (the benchmark's table is for reading).
 set -u
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ if [ -z "$PY" ]; then
   if [ -x .venv/bin/python ]; then PY=.venv/bin/python; else PY=python3; fi
 fi
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
+export XLA_PYTHON_CLIENT_PREALLOCATE=false  # JAX (a DLPack test) would take 75% of the GPU at its first use
 
 echo "== environment"
 "$PY" - <<'PY'
@@ -26,9 +29,9 @@ print("taugrad.cuda.is_available():", taugrad.cuda.is_available(), "devices:", t
 PY
 
 echo "== GPU suite (pytest -m cuda tests/backend)"
-"$PY" -m pytest -p no:cacheprovider -q -rs -m cuda tests/backend
+"$PY" -m pytest -p no:cacheprovider -q -rfEs --tb=short -m cuda ${PYTEST_ARGS:-} tests/backend
 status=$?
 
 echo "== benchmark: taugrad on CuPy vs torch CUDA eager"
-"$PY" benchmarks/bench_cuda.py --rounds 15 --number 10 || echo "(benchmark failed with status $?)"
+"$PY" benchmarks/bench_cuda.py ${BENCH_ARGS:---rounds 15 --number 10} || echo "(benchmark failed with status $?)"
 exit $status
