@@ -267,6 +267,11 @@ _MISSING = {"errstate", "seterr", "geterr", "nditer", "frompyfunc", "vectorize",
             "matrix", "memmap", "fromfile", "save", "load", "savez", "ndenumerate", "ndindex"}
 
 
+#: CuPy's ufuncs have reduce/accumulate/reduceat for these two alone (``cupy.maximum.reduce`` raises)
+_CUPY_REDUCING_METHODS = {"reduce", "accumulate", "reduceat"}
+_CUPY_REDUCING_UFUNCS = {"add", "multiply"}
+
+
 class _Ufunc:
     """A NumPy ufunc as the fake module gives it: ``__call__``, ``reduce``, ``accumulate``, ``at``, ``outer``."""
 
@@ -282,6 +287,10 @@ class _Ufunc:
         method = getattr(self._ufunc, attr)
         if not callable(method):
             return method
+        if attr in _CUPY_REDUCING_METHODS and self._name not in _CUPY_REDUCING_UFUNCS:
+            raise NotImplementedError(f"strict backend: xp.{self._name}.{attr} is not supported on the device "
+                                      f"backend (CuPy reduces with add and multiply only; use the array's "
+                                      f"method, e.g. x.max())")
 
         def call(*args, **kwargs):
             where = f"xp.{self._name}.{attr}"

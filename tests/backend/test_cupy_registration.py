@@ -1,7 +1,7 @@
 """The CuPy code path of the backend, run without a GPU: a stand-in ``cupy`` module made of the strict fake.
 
 ``backend_for('cuda')`` imports CuPy, counts GPUs, registers CuPy's array
-type and ``cupyx.scatter_add``; ``taugrad.cuda`` asks CuPy's runtime.  Here
+type and ``cupy.add.at``; ``taugrad.cuda`` asks CuPy's runtime.  Here
 ``sys.modules['cupy']`` and ``['cupyx']`` are stand-ins (the strict fake's
 arrays and module, plus the runtime calls taugrad makes), so that path runs on
 every machine; the real CuPy runs it in the ``cuda``-marked GPU suite.
@@ -78,13 +78,31 @@ def _stand_in_cupy():
     cupyx = types.ModuleType("cupyx")
     scatter_calls = []
 
-    def scatter_add(target, index, values):
-        assert target.dtype in (np.float32, np.float64, np.int32), f"cupyx.scatter_add given {target.dtype}"
+    def add_at(target, index, values):
+        assert target.dtype in (np.float32, np.float64, np.int32), f"cupy.add.at given {target.dtype}"
         scatter_calls.append(target.dtype)
         strict_backend._scatter_add(target, index, values)
 
-    cupyx.scatter_add = scatter_add
+    def deprecated_scatter_add(target, index, values):
+        raise AssertionError("cupyx.scatter_add called where cupy.add.at exists (CuPy warns it is deprecated)")
+
+    cupy.add = _AddWithAt(add_at)
+    cupyx.scatter_add = deprecated_scatter_add
     return cupy, cupyx, scatter_calls
+
+
+class _AddWithAt:
+    """``cupy.add``: the fake's ufunc, with CuPy's ``add.at`` (atomic adds, float and int32 only)."""
+
+    def __init__(self, at):
+        self._add = strict_backend.xp.add
+        self.at = at
+
+    def __call__(self, *args, **kwargs):
+        return self._add(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self._add, name)
 
 
 @pytest.fixture
@@ -121,13 +139,13 @@ def test_a_cupy_array_made_by_the_user_is_recognised(stand_in):
     assert t.is_cuda
 
 
-def test_scatter_add_uses_cupyx_where_it_can_and_the_host_for_other_dtypes(stand_in):
+def test_scatter_add_uses_cupy_add_at_where_it_can_and_the_host_for_other_dtypes(stand_in):
     for dtype in ("float32", "int64"):
         target = taugrad.zeros(4, dtype=dtype, device="cuda")._data
         index = sys.modules["cupy"].asarray(np.array([0, 2, 2]))
         backend.scatter_add(target, index, sys.modules["cupy"].asarray(np.ones(3, dtype=dtype)))
         np.testing.assert_array_equal(target._a, np.array([1, 0, 2, 0], dtype=dtype))
-    assert stand_in == [np.dtype("float32")]  # int64 never reached cupyx.scatter_add (no atomic add for it)
+    assert stand_in == [np.dtype("float32")]  # int64 never reached cupy.add.at (no atomic add for it)
 
 
 def test_a_training_step_through_the_cupy_path_equals_the_cpu(stand_in):

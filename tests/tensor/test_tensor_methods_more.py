@@ -253,3 +253,9 @@ def test_the_methods_are_functions_too(name, args):
 def test_unflatten_function():
     ours = taugrad.unflatten(taugrad.arange(6), 0, (2, 3))
     assert ours.tolist() == torch.unflatten(torch.arange(6), 0, (2, 3)).tolist()
+
+
+@pytest.mark.parametrize("shape, dim, sizes", [((0, 3, 1), -2, (3, -1)), ((0, 6), 1, (-1, 2)), ((4, 0), 0, (2, -1))])
+def test_unflatten_infers_minus_one_on_an_empty_tensor_as_torch(shape, dim, sizes):
+    ours = taugrad.zeros(*shape).unflatten(dim, sizes)
+    assert ours.shape == tuple(torch.zeros(*shape).unflatten(dim, sizes).shape)

@@ -4,7 +4,7 @@ A tensor's ``_data`` is an array of one backend: a NumPy array on ``'cpu'``,
 a CuPy array on ``'cuda'``.  The ops never name a library: they ask the array
 for its module (:func:`array_module`) and call ``xp.exp``, ``xp.zeros``... on
 it, so the same op code runs on every backend.  What the array API lacks is
-here, once per backend: :func:`scatter_add` (``np.add.at`` / ``cupyx.scatter_add``),
+here, once per backend: :func:`scatter_add` (``np.add.at`` / ``cupy.add.at``),
 moving arrays between devices (:func:`to_host`, :func:`to_device`), and the
 device an array lives on (:func:`device_of`).
 
@@ -210,9 +210,12 @@ def _register_cupy(cupy):
         with cupy.cuda.Device(dev.index or 0):
             return cupy.asarray(arr)
 
+    # cupy.add.at where CuPy has it (cupyx.scatter_add, the older name, warns that it is deprecated there)
+    add_at = getattr(cupy.add, "at", None) or cupyx.scatter_add
+
     def scatter_add(target, index, values):
         if target.dtype in _CUPY_SCATTER_DTYPES:
-            cupyx.scatter_add(target, index, values)
+            add_at(target, index, values)
             return
         # int64, int8, bool...: no atomic add on the GPU; exact on the host (slow, and rare: integer scatters)
         host = cupy.asnumpy(target)

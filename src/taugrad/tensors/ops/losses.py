@@ -61,11 +61,11 @@ def _shift(x, d: int):
     if x.size == 0:
         return x
     xp = array_module(x)
-    m = xp.maximum.reduce(x, axis=d, keepdims=True)  # x.max() adds a Python wrapper
+    m = x.max(axis=d, keepdims=True)  # the method: CuPy has no maximum.reduce, np.max adds a wrapper
     all_minus_inf = m == -xp.inf
     if type(x) is not np.ndarray:  # on a device: no read-back to ask whether there is such a row
         return x - xp.where(all_minus_inf, m.dtype.type(0), m)
-    if xp.logical_or.reduce(all_minus_inf, axis=None):
+    if all_minus_inf.any():
         m[all_minus_inf] = 0
     return x - m
 
@@ -163,12 +163,11 @@ def _class_targets(target, like, classes: int, logits_shape, op: str, ignore_ind
     # one pass for both bounds: seen as unsigned (same size and byte order), a
     # negative index is huge
     as_unsigned = t if t.dtype.kind == "u" else t.view(_unsigned_twin(t.dtype))
-    xp = array_module(t)
-    if t.size and xp.maximum.reduce(as_unsigned, axis=None) >= classes:
+    if t.size and as_unsigned.max() >= classes:
         if ignore_index is not None and bool((t == ignore_index).any()):
             raise _IgnoredTargets
-        low = xp.minimum.reduce(t, axis=None)
-        bad = int(low) if low < 0 else int(xp.maximum.reduce(t, axis=None))
+        low = t.min()
+        bad = int(low) if low < 0 else int(t.max())
         raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     return t
 
@@ -329,7 +328,7 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
             # loss is finite, every maximum was (an infinite or nan one turns its
             # row's sum into nan), and the result is the checked one's.  (Not on
             # a device: the finiteness test would read the loss back.)
-            shifted = x - xp.maximum.reduce(x, axis=1, keepdims=True)
+            shifted = x - x.max(axis=1, keepdims=True)
             e, s, losses = _softmax_terms(xp, shifted, rows, t)
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):

@@ -86,6 +86,8 @@ def unflatten(x: Tensor, dim: int, sizes) -> Tensor:
     n = x.shape[d]
     if sizes.count(-1) > 1 or (-1 not in sizes and known != n) or (-1 in sizes and (known == 0 or n % known)):
         raise ValueError(f"unflatten: sizes {sizes} do not multiply to the size {n} of dim {dim}")
+    # the -1 resolved here: reshape cannot infer it when the tensor is empty, but the dim's size fixes it
+    sizes = tuple(n // known if s == -1 else s for s in sizes)
     return reshape(x, x.shape[:d] + sizes + x.shape[d + 1:])
 
 
