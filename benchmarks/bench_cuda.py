@@ -20,7 +20,9 @@ ratio taugrad/torch with its 95% bootstrap interval.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import sys
 
 import numpy as np
@@ -186,6 +188,20 @@ CASES = {
 }
 
 
+def profile(case: str, number: int) -> int:
+    """Where taugrad's step of ``case`` spends its time on the host: Python, CuPy's launches, waits."""
+    step = CASES[case][1]()["taugrad"]
+    for _ in range(3):
+        step()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(number):
+        step()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(25)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15, help="alternating rounds")
@@ -193,6 +209,8 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset of " + ", ".join(CASES))
     parser.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
                         help="'cpu': run every case on the CPU to check the script itself (not a GPU figure)")
+    parser.add_argument("--profile", metavar="CASE", choices=list(CASES),
+                        help="instead of the table: cProfile taugrad's step of CASE (top 25 by own time)")
     args = parser.parse_args()
     global CUDA
     CUDA = args.device
@@ -207,6 +225,8 @@ def main() -> int:
     else:
         print(f"GPU: {taugrad.cuda.get_device_name()}; torch {torch.__version__}; "
               f"CuPy {sys.modules['cupy'].__version__}; {args.rounds} rounds x {args.number} calls")
+    if args.profile:
+        return profile(args.profile, args.number)
     print(f"| case | torch ms | taugrad ms | taugrad/torch (95% interval) | target | verdict |")
     print(f"|---|---|---|---|---|---|")
     for key in args.cases.split(","):
