@@ -165,3 +165,19 @@ def test_a_training_step_through_the_cupy_path_equals_the_cpu(stand_in):
         results.append([p.detach().cpu().numpy() for p in net.parameters()])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: taugrad.nn.Linear(5, 4, device="cuda").weight,
+    lambda: taugrad.nn.Linear(5, 4).to("cuda").weight,
+    lambda: taugrad.tensor(np.asfortranarray(np.ones((3, 2))), device="cuda"),
+], ids=["made-there", "moved", "from-fortran-array"])
+def test_parameters_are_row_major_on_the_gpu_so_updates_read_them_in_order(stand_in, make):
+    """CuPy's elementwise results are row-major: a column-major weight would be updated strided."""
+    assert make()._data.flags.c_contiguous
+
+
+def test_weight_gradient_on_the_gpu_has_the_weight_layout(stand_in):
+    layer = taugrad.nn.Linear(5, 4, device="cuda")
+    layer(taugrad.ones(3, 5, device="cuda")).sum().backward()
+    assert layer.weight.grad._data.flags.c_contiguous

@@ -207,8 +207,12 @@ def _register_cupy(cupy):
     import cupyx  # optional dependency, installed with CuPy
 
     def from_host(arr, dev):
+        # Row-major on the GPU, whatever the host layout (nn.Linear's weight is column-major
+        # there): CuPy's elementwise results are row-major, and a column-major parameter
+        # updated by them is read strided (p -= lr * g on 4096x4096 float32 on an H200:
+        # 770 us against 168 us with both row-major)
         with cupy.cuda.Device(dev.index or 0):
-            return cupy.asarray(arr)
+            return cupy.asarray(arr, order="C")
 
     # cupy.add.at where CuPy has it (cupyx.scatter_add, the older name, warns that it is deprecated there)
     add_at = getattr(cupy.add, "at", None) or cupyx.scatter_add
