@@ -223,3 +223,39 @@ def test_float_function_in_place_of_an_integer_tensor_is_refused():
         taugrad.tensor([1, 2]).exp_()
     x = taugrad.tensor([-1, 2])
     assert x.abs_().tolist() == [1, 2] and x.neg_().tolist() == [-1, -2]
+
+
+_MIXED_DTYPE_WRITES = {
+    "scatter": lambda L, x, s: x.scatter(0, L.tensor([0]), s),
+    "scatter_": lambda L, x, s: x.scatter_(0, L.tensor([0]), s),
+    "scatter_add": lambda L, x, s: x.scatter_add(0, L.tensor([0]), s),
+    "scatter_add_": lambda L, x, s: x.scatter_add_(0, L.tensor([0]), s),
+    "index_add": lambda L, x, s: x.index_add(0, L.tensor([0]), s),
+    "index_add_": lambda L, x, s: x.index_add_(0, L.tensor([0]), s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MIXED_DTYPE_WRITES))
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64"), ("int64", "float32")])
+def test_writing_another_dtype_is_refused_as_torch(name, dtypes):
+    """PyTorch casts nothing here, up or down: the written tensor must have self's dtype."""
+    def call(L):
+        x = L.zeros(3, dtype=getattr(L, dtypes[0]))
+        return _MIXED_DTYPE_WRITES[name](L, x, L.ones(1, dtype=getattr(L, dtypes[1])))
+
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(TypeError, match=f"{name}: self .* must have the same dtype"):
+        call(taugrad)
+
+
+@pytest.mark.parametrize("alpha", [1.7, -1.5, 2.5, 2])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_index_add_casts_alpha_to_an_integer_tensors_type_as_torch(alpha, inplace):
+    def run(L):
+        x = L.zeros(3, dtype=L.int64)
+        args = (0, L.tensor([0, 2]), L.tensor([3, -5]))
+        out = x.index_add_(*args, alpha=alpha) if inplace else x.index_add(*args, alpha=alpha)
+        return out.tolist()
+
+    assert run(taugrad) == run(torch)

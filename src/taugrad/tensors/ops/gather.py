@@ -172,9 +172,23 @@ scatter_inplace_backward = inplace_rule("scatter_")(scatter_backward.backward)
 scatter_add_inplace_backward = inplace_rule("scatter_add_", gives=G_OR_NEW)(scatter_backward.backward)
 
 
+def _same_dtype(op: str, x: Tensor, src: Tensor, name: str) -> None:
+    """As PyTorch: a tensor written or added into ``x`` has x's dtype (no silent cast, up or down)."""
+    if src._data.dtype != x._data.dtype:
+        raise TypeError(f"{op}: self ({x.dtype}) and {name} ({src.dtype}) must have the same dtype")
+
+
+def _alpha_for(x: Tensor, alpha):
+    """``alpha`` as PyTorch applies it: cast to an integer tensor's type (``3 * 1.7`` adds 3 to an int64 tensor)."""
+    if x._data.dtype.kind in "iu" and isinstance(alpha, float):
+        return int(alpha)
+    return alpha
+
+
 def _source(src, like: Tensor, shape: tuple, op: str):
     """``src`` (a Tensor, or a number filled in) and the block of it that is written, as an array."""
     if isinstance(src, Tensor):
+        _same_dtype(op, like, src, "src")
         if src._data.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
             raise ValueError(f"{op}: src of shape {src.shape} is smaller than index of shape {shape}")
         return src, src._data[tuple(slice(0, n) for n in shape)]
@@ -242,10 +256,12 @@ def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     dim = normalize_dim(dim, x._data.ndim, "index_add")
     idx = _index_array(index, "index_add", x._data).reshape(-1)
     source = operand(source, x)
+    _same_dtype("index_add", x, source, "source")
     key = (slice(None),) * dim + (idx,)
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add: source has shape {source.shape}, expected {expected}")
+    alpha = _alpha_for(x, alpha)
     src = source if alpha == 1 else source * alpha
     data = x._data.copy()
     backend.scatter_add(data, key, src._data)
@@ -311,18 +327,11 @@ def index_fill_(x: Tensor, dim: int, index, value) -> Tensor:
     return forward_of("masked_fill_")(x, _slices_mask(x, dim, index, "index_fill_"), value)
 
 
-def _check_cast(op: str, values, x: Tensor) -> None:
-    """Refuse, before anything is written or recorded, values that x's dtype cannot hold (floats into ints)."""
-    if not np.can_cast(values.dtype, x._data.dtype, casting="same_kind"):
-        raise TypeError(f"{op}: cannot add {values.dtype} values into a tensor of dtype {x.dtype}")
-
-
 @register("scatter_add_", methods=("scatter_add_",))
 def scatter_add_(x: Tensor, dim: int, index, src) -> Tensor:
     """``scatter_add`` in place: ``src`` added into x at the key of (dim, index); returns x."""
     check_target(x, "scatter_add_")
     _, key, s, block = _write(x, dim, index, src, "scatter_add_", True)
-    _check_cast("scatter_add_", block, x)
     recorded = records(x, s)
     pending = begin(x, "scatter_add_") if recorded else None
     backend.scatter_add(x._data, key, block)
@@ -339,12 +348,13 @@ def index_add_(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     dim = normalize_dim(dim, x._data.ndim, "index_add_")
     idx = _index_array(index, "index_add_", x._data).reshape(-1)
     source = operand(source, x)
+    _same_dtype("index_add_", x, source, "source")
     key = (slice(None),) * dim + (idx,)
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add_: source has shape {source.shape}, expected {expected}")
+    alpha = _alpha_for(x, alpha)
     src = source if alpha == 1 else source * alpha
-    _check_cast("index_add_", src._data, x)
     recorded = records(x, src)
     pending = begin(x, "index_add_") if recorded else None
     backend.scatter_add(x._data, key, src._data)
