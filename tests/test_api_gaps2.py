@@ -259,3 +259,26 @@ def test_index_add_casts_alpha_to_an_integer_tensors_type_as_torch(alpha, inplac
         return out.tolist()
 
     assert run(taugrad) == run(torch)
+
+
+@pytest.mark.parametrize("value", [0.5, 2.7, -1.5, 3])
+@pytest.mark.parametrize("self_dtype", ["int64", "float32"])
+@pytest.mark.parametrize("inplace", [False, True])
+def test_addcmul_value_takes_no_part_in_promotion_as_torch(value, self_dtype, inplace):
+    """On integer tensors torch casts a float value to an integer first (0.5 scales by 0)."""
+    def run(L):
+        x = L.tensor([1, 2], dtype=getattr(L, self_dtype))
+        t1, t2 = L.tensor([3, 4]), L.tensor([5, -6])
+        out = x.addcmul_(t1, t2, value=value) if inplace else L.addcmul(x, t1, t2, value=value)
+        return str(out.dtype).split(".")[-1], out.tolist()
+
+    (ours_dtype, ours), (theirs_dtype, theirs) = run(taugrad), run(torch)
+    assert ours_dtype == theirs_dtype
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6)  # float32 rounding may differ in the last bit
+
+
+def test_meshgrid_refuses_mixed_dtypes_as_torch():
+    with pytest.raises(RuntimeError):
+        torch.meshgrid(torch.arange(3), torch.arange(2.0), indexing="ij")
+    with pytest.raises(TypeError, match="meshgrid: expects all tensors to have the same dtype"):
+        taugrad.meshgrid(taugrad.arange(3), taugrad.arange(2.0), indexing="ij")

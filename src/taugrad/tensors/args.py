@@ -68,3 +68,14 @@ def tuple_of(value, n: int, name: str, op: str, minimum: int = 0) -> tuple:
     if any(v < minimum for v in out):
         raise ValueError(f"{op}: {name} must be >= {minimum}, got {value!r}")
     return out
+
+
+def integer_scalar(value, *arrays):
+    """A scalar that takes no part in type promotion, as PyTorch applies it to integer arrays.
+
+    ``addcmul``'s ``value`` and ``index_add``'s ``alpha`` are cast to the
+    result's type: on integer arrays a float is truncated (``2.7`` scales by 2).
+    """
+    if isinstance(value, float) and all(a.dtype.kind in "iu" for a in arrays):
+        return int(value)
+    return value

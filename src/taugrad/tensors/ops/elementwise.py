@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import broadcast_error
+from taugrad.tensors.args import broadcast_error, integer_scalar
 from taugrad.tensors.dtypes import as_dtype, float_input, promote, promote_number
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
@@ -922,8 +922,13 @@ def where_method(x: Tensor, condition, other) -> Tensor:
 
 @register("addcmul", methods=("addcmul",))
 def addcmul(a: Tensor, tensor1, tensor2, value=1) -> Tensor:
-    """``a + value * tensor1 * tensor2`` with broadcasting; the gradients are those of the products and sum."""
+    """``a + value * tensor1 * tensor2`` with broadcasting; the gradients are those of the products and sum.
+
+    ``value`` takes no part in type promotion (PyTorch's): on integer tensors a
+    float value is cast to an integer first, so ``value=2.7`` multiplies by 2.
+    """
     product = mul(operand(tensor1, a), tensor2)
+    value = integer_scalar(value, product._data, a._data)
     return add(a, product if value == 1 else mul(product, value))
 
 

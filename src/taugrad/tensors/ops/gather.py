@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors import backend
-from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.args import integer_scalar, normalize_dim
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
@@ -178,13 +178,6 @@ def _same_dtype(op: str, x: Tensor, src: Tensor, name: str) -> None:
         raise TypeError(f"{op}: self ({x.dtype}) and {name} ({src.dtype}) must have the same dtype")
 
 
-def _alpha_for(x: Tensor, alpha):
-    """``alpha`` as PyTorch applies it: cast to an integer tensor's type (``3 * 1.7`` adds 3 to an int64 tensor)."""
-    if x._data.dtype.kind in "iu" and isinstance(alpha, float):
-        return int(alpha)
-    return alpha
-
-
 def _source(src, like: Tensor, shape: tuple, op: str):
     """``src`` (a Tensor, or a number filled in) and the block of it that is written, as an array."""
     if isinstance(src, Tensor):
@@ -261,7 +254,7 @@ def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add: source has shape {source.shape}, expected {expected}")
-    alpha = _alpha_for(x, alpha)
+    alpha = integer_scalar(alpha, x._data, source._data)
     src = source if alpha == 1 else source * alpha
     data = x._data.copy()
     backend.scatter_add(data, key, src._data)
@@ -353,7 +346,7 @@ def index_add_(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
         raise ValueError(f"index_add_: source has shape {source.shape}, expected {expected}")
-    alpha = _alpha_for(x, alpha)
+    alpha = integer_scalar(alpha, x._data, source._data)
     src = source if alpha == 1 else source * alpha
     recorded = records(x, src)
     pending = begin(x, "index_add_") if recorded else None

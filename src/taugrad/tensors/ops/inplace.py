@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors import sampling
+from taugrad.tensors.args import integer_scalar
 from taugrad.tensors.backend import device_of, is_array, move_like
 from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
@@ -418,8 +419,12 @@ def clamp_max_(x: Tensor, max) -> Tensor:
 
 @register("addcmul_", methods=("addcmul_",))
 def addcmul_(x: Tensor, tensor1, tensor2, value=1) -> Tensor:
-    """``x += value * tensor1 * tensor2`` in place (as ``add_`` of the product with ``alpha=value``); returns x."""
-    return _apply(x, "addcmul_", "add", forward_of("mul")(operand(tensor1, x), tensor2), value)
+    """``x += value * tensor1 * tensor2`` in place (as ``add_`` of the product with ``alpha=value``); returns x.
+
+    As ``addcmul``: on integer tensors a float ``value`` is cast to an integer first.
+    """
+    product = forward_of("mul")(operand(tensor1, x), tensor2)
+    return _apply(x, "addcmul_", "add", product, integer_scalar(value, product._data, x._data))
 
 
 @register("addcdiv_", methods=("addcdiv_",))

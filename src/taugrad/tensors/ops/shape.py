@@ -417,6 +417,9 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
     for t in parts:
         if t._data.ndim > 1:
             raise ValueError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
+        if t._data.dtype != parts[0]._data.dtype:
+            raise TypeError(f"meshgrid: expects all tensors to have the same dtype, got {parts[0].dtype} and "
+                            f"{t.dtype}")
     axes = list(range(len(parts)))
     if indexing == "xy" and len(parts) > 1:
         axes[0], axes[1] = 1, 0
