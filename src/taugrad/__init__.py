@@ -42,7 +42,7 @@ from taugrad.tensors.ops.shape import (
 )
 from taugrad.tensors.ops.losses import log_softmax, softmax
 from taugrad.tensors.ops.reduce import all, any
-from taugrad.tensors.ops.elementwise import logical_and, logical_not, logical_or, logical_xor
+from taugrad.tensors.ops.elementwise import bitwise_not, logical_and, logical_not, logical_or, logical_xor
 from taugrad.tensors.ops.elementary import (
     acos, acos as arccos, asin, asin as arcsin, atan, atan as arctan, atan2, atan2 as arctan2, clamp_max,
     clamp_min, cosh, exp2, expm1, log2, log10, rsqrt, sinh, square, tan,

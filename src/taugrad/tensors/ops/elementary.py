@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from taugrad.tensors.ops import anyarray as A
+from taugrad.tensors.dtypes import float_input, promote
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import Tensor, array_module, make, operand
 from taugrad.tensors.rule import NEW, forward_of, register, rule
@@ -19,11 +20,16 @@ _LN10 = math.log(10.0)
 _LN2 = math.log(2.0)
 
 
-def _unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None) -> Tensor:
-    """``ufunc`` (the name of a ufunc of the array's module, or a function of the array) of ``a``."""
+def _unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None, floating: bool = True) -> Tensor:
+    """``ufunc`` (the name of a ufunc of the array's module, or a function of the array) of ``a``.
+
+    ``floating``: the function's values are not integers, so an integer or bool
+    tensor gives the default float dtype, as PyTorch (NumPy would give float64,
+    or float16 for bool).
+    """
     if not isinstance(a, Tensor):
         raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__}")
-    ad = a._data
+    ad = float_input(a._data) if floating else a._data
     if type(ufunc) is str:
         ufunc = getattr(array_module(ad), ufunc)
     try:
@@ -132,8 +138,10 @@ def square_backward(g, out, ins, node):
 
 @register("square", methods=("square",))
 def square(a: Tensor) -> Tensor:
-    """``a * a``."""
-    return _unary("square", "square", a, square_backward)
+    """``a * a`` (a bool tensor squares as int64, as PyTorch)."""
+    if a._data.dtype.kind == "b":
+        a = forward_of("long")(a)
+    return _unary("square", "square", a, square_backward, floating=False)
 
 
 # ---------------------------------------------------------------------------
@@ -233,8 +241,9 @@ def atan2(a: Tensor, b) -> Tensor:
     a = a if isinstance(a, Tensor) else operand(a, b)
     b = operand(b, a)
     try:
+        ad, bd = _float_arrays(a, b)
         with quiet():
-            data = array_module(a._data).arctan2(a._data, b._data)
+            data = array_module(ad).arctan2(ad, bd)
     except ValueError:
         raise ValueError(f"atan2: shapes {a.shape} and {b.shape} cannot broadcast") from None
     except TypeError:
@@ -270,10 +279,20 @@ def _pair(op: str, a, b):
     return a, operand(b, a)
 
 
+def _float_arrays(a: Tensor, b: Tensor):
+    """The operands' arrays at PyTorch's result dtype for a function with non-integer values:
+    promoted as torch promotes (int64 with float32 is float32), an integer result made the default float."""
+    ad, bd = a._data, b._data
+    if ad.dtype != bd.dtype:
+        ad, bd = promote(ad, bd)
+    return float_input(ad), float_input(bd)
+
+
 def _pair_data(op: str, ufunc: str, a: Tensor, b: Tensor):
     try:
+        ad, bd = _float_arrays(a, b)
         with quiet():
-            return getattr(array_module(a._data), ufunc)(a._data, b._data)
+            return getattr(array_module(ad), ufunc)(ad, bd)
     except ValueError:
         raise ValueError(f"{op}: shapes {a.shape} and {b.shape} cannot broadcast") from None
     except TypeError:
@@ -340,15 +359,12 @@ def xlogy(a: Tensor, b) -> Tensor:
     """``a * log(b)``, 0 where ``a == 0`` (unless ``b`` is nan), as ``torch.xlogy``: the
     entropy term ``p log p`` with ``p = 0`` counts as 0."""
     a, b = _pair("xlogy", a, b)
-    ad, bd = a._data, b._data
-    if ad.dtype.kind in "biu" and bd.dtype.kind in "biu":
-        a, b = forward_of("float")(a), forward_of("float")(b)
-        ad, bd = a._data, b._data
-    xp = array_module(ad)
     try:
+        ad, bd = _float_arrays(a, b)
+        xp = array_module(ad)
         with quiet():
             data = xp.where(_xlogy_zero(ad, bd), 0.0, ad * xp.log(bd))
-            data = data.astype(xp.result_type(ad, bd), copy=False)
+            data = data.astype(ad.dtype, copy=False)
     except ValueError:
         raise ValueError(f"xlogy: shapes {a.shape} and {b.shape} cannot broadcast") from None
     return make(data, (a, b), xlogy_backward)

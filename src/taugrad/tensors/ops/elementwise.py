@@ -411,9 +411,12 @@ def pow(a: Tensor, b) -> Tensor:
     if isinstance(b, Tensor):
         return make(_binary_data("pow", "power", a, b), (a, b), pow_backward)
     if type(b) is float or type(b) is int:
+        ad = a._data
+        if type(b) is int and ad.dtype.kind == "b":  # torch: bool ** int is int64 (NumPy: int8)
+            ad = ad.astype(np.int64)
         try:
             with quiet():
-                data = promote_number(a._data, b)**b
+                data = promote_number(ad, b)**b
         except ValueError as error:  # integers to negative integer powers
             raise ValueError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
@@ -540,8 +543,16 @@ def abs(a: Tensor) -> Tensor:
 
 @register("sign", methods=("sign",))
 def sign(a: Tensor) -> Tensor:
-    """-1, 0 or 1 elementwise; piecewise constant, so no gradient."""
-    return constant(_unary_data("sign", "sign", a))
+    """-1, 0 or 1 elementwise (0 for nan, and a bool tensor's own values, as PyTorch);
+    piecewise constant, so no gradient."""
+    ad = a._data
+    if ad.dtype.kind == "b":
+        return constant(ad.copy())
+    data = _unary_data("sign", "sign", a)
+    if data.dtype.kind in "fc":
+        xp = array_module(data)
+        data = xp.where(xp.isnan(data), data.dtype.type(0), data)
+    return constant(data)
 
 
 def _rounded(op: str, name: str, a: Tensor):
@@ -751,11 +762,13 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
                 raise ValueError(f"clip: gradients with respect to {name} are not supported; use maximum/minimum")
             bound = bound._data
         bounds.append(bound)
-    lo, hi = bounds
     ad = a._data
-    for bound in bounds:  # a float bound makes an integer tensor floating, as torch
+    for i, bound in enumerate(bounds):  # a float bound makes an integer tensor floating, as torch
         if type(bound) is float:
             ad = promote_number(ad, bound)
+        elif hasattr(bound, "dtype") and bound.dtype != ad.dtype:  # a tensor bound: torch's promotion
+            ad, bounds[i] = promote(ad, bound)
+    lo, hi = bounds
     xp = array_module(ad)
     try:
         if lo is None:
@@ -993,11 +1006,17 @@ bitwise_or = register("bitwise_or", methods=("__or__", "__ror__"))(_compare("or"
 bitwise_xor = register("bitwise_xor", methods=("__xor__", "__rxor__"))(_compare("xor", "bitwise_xor"))
 
 
-@register("logical_not", methods=("logical_not", "__invert__"))
+@register("logical_not", methods=("logical_not",))
 def logical_not(a: Tensor) -> Tensor:
-    """Elementwise not (``~a`` for bool tensors; bitwise not for integers)."""
+    """Elementwise ``a == 0`` as a bool tensor, for any dtype (``logical_not(3)`` is False)."""
+    return constant(array_module(a._data).logical_not(a._data))
+
+
+@register("bitwise_not", methods=("bitwise_not", "__invert__"))
+def bitwise_not(a: Tensor) -> Tensor:
+    """``~a``: logical not of a bool tensor, bitwise not (``-a - 1``) of an integer one."""
     if a._data.dtype != np.bool_:
         if a._data.dtype.kind not in "iu":
-            raise TypeError(f"~ (bitwise not): needs a bool or integer tensor, got dtype {a.dtype}")
+            raise TypeError(f"bitwise_not: needs a bool or integer tensor, got dtype {a.dtype}")
         return constant(array_module(a._data).invert(a._data))
     return constant(array_module(a._data).logical_not(a._data))
