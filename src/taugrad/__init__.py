@@ -81,8 +81,12 @@ from taugrad.tensors.ops.index import select, take
 from taugrad.tensors.ops.linalg import diagonal
 from taugrad.tensors.ops.matmul import tensordot
 from taugrad.tensors.ops.gather import index_fill
+from taugrad.tensors.ops.elementary import deg2rad, frac, rad2deg
+from taugrad.tensors.ops.compare import signbit
+from taugrad.tensors.ops.elementwise import bitwise_and, bitwise_or, bitwise_xor
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
+from taugrad.out_param import div as divide, div as true_divide
 
 # libraries on top of the engines
 from taugrad import autograd, data, func, functional, nn, optim, utils

@@ -54,6 +54,7 @@ API_VALUE_OPS = [
     ValueOp("isinf", lambda L, x, y: _special(L, x).isinf()),
     ValueOp("isfinite", lambda L, x, y: L.isfinite(_special(L, x))),
     ValueOp("isposinf", lambda L, x, y: L.isposinf(_special(L, x))),
+    ValueOp("signbit", lambda L, x, y: L.signbit(_special(L, x)) | (-x).signbit()),
     ValueOp("isneginf", lambda L, x, y: _special(L, x).isneginf()),
     ValueOp("isclose", lambda L, x, y: L.isclose(x, x + y * 1e-6, rtol=1e-5, atol=1e-6)),
     ValueOp("isclose_nan", lambda L, x, y: _special(L, x).isclose(_special(L, x), equal_nan=True)),

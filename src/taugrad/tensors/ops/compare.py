@@ -44,6 +44,13 @@ def isfinite(x: Tensor) -> Tensor:
     return constant(array_module(data).isfinite(data))
 
 
+@register("signbit", methods=("signbit",))
+def signbit(x: Tensor) -> Tensor:
+    """True where the sign bit of ``x`` is set: negative numbers, ``-0.0`` and ``-nan``."""
+    data = _array(x, "signbit")
+    return constant(array_module(data).signbit(data))
+
+
 @register("isposinf", methods=("isposinf",))
 def isposinf(x: Tensor) -> Tensor:
     """True where ``x`` is ``inf``."""

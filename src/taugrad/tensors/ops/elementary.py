@@ -14,10 +14,12 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.dtypes import float_input, promote
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import Tensor, array_module, make, operand
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, register, rule
 
 _LN10 = math.log(10.0)
 _LN2 = math.log(2.0)
+_RADIANS_PER_DEGREE = math.pi / 180.0
+_DEGREES_PER_RADIAN = 180.0 / math.pi
 
 
 def _unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None, floating: bool = True) -> Tensor:
@@ -144,9 +146,47 @@ def square(a: Tensor) -> Tensor:
     return _unary("square", "square", a, square_backward, floating=False)
 
 
+@rule("frac", gives=G_OR_NEW)
+def frac_backward(g, out, ins, node):
+    """z = a - trunc(a):  dz/da = 1 (trunc is piecewise constant)."""
+    return (g,)
+
+
+@register("frac", methods=("frac",))
+def frac(a: Tensor) -> Tensor:
+    """The fractional part ``a - trunc(a)``, with ``a``'s sign (``frac(-1.5) = -0.5``), as ``torch.frac``."""
+    if a._data.dtype.kind in "biu":
+        raise TypeError(f"frac: not supported for a tensor of dtype {a.dtype} (integers have no fractional part)")
+    return _unary("frac", lambda x: x - array_module(x).trunc(x), a, frac_backward)
+
+
 # ---------------------------------------------------------------------------
 # trigonometric and hyperbolic functions
 # ---------------------------------------------------------------------------
+
+
+@rule("deg2rad", gives=NEW)
+def deg2rad_backward(g, out, ins, node):
+    """z = a pi / 180:  dz/da = pi / 180."""
+    return (g * _RADIANS_PER_DEGREE,)
+
+
+@register("deg2rad", methods=("deg2rad",))
+def deg2rad(a: Tensor) -> Tensor:
+    """Degrees to radians, ``a * pi / 180``."""
+    return _unary("deg2rad", lambda x: x * x.dtype.type(_RADIANS_PER_DEGREE), a, deg2rad_backward)
+
+
+@rule("rad2deg", gives=NEW)
+def rad2deg_backward(g, out, ins, node):
+    """z = a 180 / pi:  dz/da = 180 / pi."""
+    return (g * _DEGREES_PER_RADIAN,)
+
+
+@register("rad2deg", methods=("rad2deg",))
+def rad2deg(a: Tensor) -> Tensor:
+    """Radians to degrees, ``a * 180 / pi``."""
+    return _unary("rad2deg", lambda x: x * x.dtype.type(_DEGREES_PER_RADIAN), a, rad2deg_backward)
 
 
 @rule("tan", reads=("out",), gives=NEW)

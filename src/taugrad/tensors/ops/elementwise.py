@@ -246,7 +246,7 @@ def rdiv_scalar_backward(g, out, ins, node):
     return (-g * (node._ctx / a / a),)
 
 
-@register("div", methods=("div", "__truediv__"))
+@register("div", methods=("div", "__truediv__", "divide", "true_divide"))
 def div(a: Tensor, b) -> Tensor:
     """``a / b`` (true division) with broadcasting."""
     try:
@@ -1001,9 +1001,9 @@ logical_and = register("logical_and", methods=("logical_and",))(_compare("logica
 logical_or = register("logical_or", methods=("logical_or",))(_compare("logical_or", "logical_or"))
 logical_xor = register("logical_xor", methods=("logical_xor",))(_compare("logical_xor", "logical_xor"))
 # ``&``, ``|``, ``^``: logical for bool tensors
-bitwise_and = register("bitwise_and", methods=("__and__", "__rand__"))(_compare("and", "bitwise_and"))
-bitwise_or = register("bitwise_or", methods=("__or__", "__ror__"))(_compare("or", "bitwise_or"))
-bitwise_xor = register("bitwise_xor", methods=("__xor__", "__rxor__"))(_compare("xor", "bitwise_xor"))
+bitwise_and = register("bitwise_and", methods=("bitwise_and", "__and__", "__rand__"))(_compare("and", "bitwise_and"))
+bitwise_or = register("bitwise_or", methods=("bitwise_or", "__or__", "__ror__"))(_compare("or", "bitwise_or"))
+bitwise_xor = register("bitwise_xor", methods=("bitwise_xor", "__xor__", "__rxor__"))(_compare("xor", "bitwise_xor"))
 
 
 @register("logical_not", methods=("logical_not",))
