@@ -77,3 +77,31 @@ def test_logical_not_and_bitwise_not_differ_on_integers():
     x = taugrad.tensor([3, 0, -1])
     assert taugrad.logical_not(x).tolist() == torch.logical_not(torch.tensor([3, 0, -1])).tolist() == [False, True, False]
     assert (~x).tolist() == x.bitwise_not().tolist() == (~torch.tensor([3, 0, -1])).tolist() == [-4, -1, 0]
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int32", "bool"])
+@pytest.mark.parametrize("dim", [None, 0])
+def test_integer_sums_are_int64_as_torch(dtype, dim):
+    def run(L):
+        x = L.tensor([[3, 100], [0, 100]], dtype=getattr(L, dtype)) if dtype != "bool" else L.tensor([[True, False]] * 2)
+        return _result(x.sum() if dim is None else x.sum(dim))
+
+    _same(run(taugrad), run(torch))
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("number", [-3, 300, 2.5])
+def test_a_number_beside_a_small_integer_tensor_keeps_its_value(name, number):
+    """xlogy(uint8, -3) computes with -3.0, as torch: cast through uint8 it would wrap to 253."""
+    def run(L, as_float=False, as_tensor=False):
+        x = L.tensor([3, 250, 0, 5], dtype=L.uint8)
+        return _result(getattr(L, name)(x.float() if as_float else x, L.tensor(number) if as_tensor else number))
+
+    try:
+        theirs = run(torch)
+    except TypeError:  # torch's atan2/hypot/logaddexp take no number: the number as a 0-d tensor
+        try:
+            theirs = run(torch, as_tensor=True)
+        except NotImplementedError:  # and no integer tensor: its float answer
+            theirs = run(torch, as_float=True, as_tensor=True)
+    _same(run(taugrad), theirs)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.dtypes import float_input, promote
+from taugrad.tensors.dtypes import DEFAULT_FLOAT, float_input, result_type
 from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import Tensor, array_module, make, operand
 from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, register, rule
@@ -323,9 +323,11 @@ def _float_arrays(a: Tensor, b: Tensor):
     """The operands' arrays at PyTorch's result dtype for a function with non-integer values:
     promoted as torch promotes (int64 with float32 is float32), an integer result made the default float."""
     ad, bd = a._data, b._data
-    if ad.dtype != bd.dtype:
-        ad, bd = promote(ad, bd)
-    return float_input(ad), float_input(bd)
+    d = ad.dtype if ad.dtype == bd.dtype else result_type(ad, bd)
+    if d.kind in "biu":
+        d = DEFAULT_FLOAT[0]
+    # each straight to the result dtype: through the integer one, a -3 meeting uint8 would wrap to 253
+    return ad.astype(d, copy=False), bd.astype(d, copy=False)
 
 
 def _pair_data(op: str, ufunc: str, a: Tensor, b: Tensor):

@@ -85,9 +85,15 @@ def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tens
         data = x._data
         if data.dtype.kind == "f" and type(data) is np.ndarray:  # straight into a 0-d array, not a NumPy scalar
             return make(_add_reduce(data, None, None, np.empty((), dtype=data.dtype)), (x,), sum_backward, _ALL)
-        return make(data.sum(), (x,), sum_backward, _ALL)
+        return make(data.sum(dtype=_sum_dtype(data)), (x,), sum_backward, _ALL)
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
-    return make(x._data.sum(axis=dims, keepdims=keepdim), (x,), sum_backward, (dims, keepdim))
+    return make(x._data.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(x._data)), (x,), sum_backward,
+                (dims, keepdim))
+
+
+def _sum_dtype(data):
+    """PyTorch sums every integer and bool dtype as int64 (NumPy: uint64 for unsigned ones)."""
+    return np.int64 if data.dtype.kind in "biu" else None
 
 
 @rule("mean")
