@@ -255,3 +255,34 @@ def test_batch_last_layout_transposed_conv_and_float32():
 def test_bad_arguments_are_one_line_errors(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+@pytest.mark.parametrize("shape, widths", [((4, 5), (2, 1)), ((2, 4, 5), (2, 1, 1, 2)), ((1, 2, 4, 5), (1, 2, 3, 0)),
+                                           ((1, 2, 3, 4, 5), (1, 1, 2, 0, 1, 2)), ((2, 3, 4, 5), (0, 0, 1, 1))])
+def test_functional_pad_modes_match_torch_values_and_gradients(mode, shape, widths):
+    x = np.random.default_rng(4).standard_normal(shape)
+    theirs_in, ours_in = torch.tensor(x, requires_grad=True), taugrad.tensor(x, requires_grad=True)
+    theirs = torch.nn.functional.pad(theirs_in, widths, mode=mode)
+    ours = taugrad.nn.functional.pad(ours_in, widths, mode=mode)
+    np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy())
+    w = np.random.default_rng(5).standard_normal(tuple(theirs.shape))
+    (theirs * torch.tensor(w)).sum().backward()
+    (ours * taugrad.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ours_in.grad.numpy(), theirs_in.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.pad(x, (1, 1), mode="reflect", value=1.0),
+    lambda F, x: F.pad(x, (1, 1), mode="bogus"),
+    lambda F, x: F.pad(x[0, 0, 0], (1, 1), mode="reflect"),
+    lambda F, x: F.pad(x, (1, 1), mode="replicate"),
+    lambda F, x: F.pad(x, (5, 0), mode="reflect"),
+])
+def test_functional_pad_refuses_what_torch_refuses(call):
+    x = np.zeros((1, 2, 3, 4))
+    with pytest.raises((RuntimeError, ValueError, NotImplementedError)):
+        call(torch.nn.functional, torch.tensor(x))
+    with pytest.raises(ValueError) as info:
+        call(taugrad.nn.functional, taugrad.tensor(x))
+    assert "\n" not in str(info.value) and str(info.value).startswith("pad:")

@@ -36,10 +36,10 @@ from taugrad.tensors.ops.losses import (
     nll_loss,
     softmax,
 )
-from taugrad.tensors.ops.shape import pad
+from taugrad.tensors.ops import shape as _shape
 from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor, as_array, constant
-from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, unfold
+from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, pad_mode, unfold
 from taugrad.tensors.ops.norm import batch_norm, dropout2d, group_norm, interpolate
 from taugrad.tensors.ops.pool import (
     adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
@@ -100,3 +100,20 @@ def one_hot(target, num_classes: int = -1) -> Tensor:
         bad = int(t.min()) if t.min() < 0 else int(t.max())
         raise ValueError(f"one_hot: class {bad} is out of range for {num_classes} classes")
     return constant((t[..., None] == array_module(t).arange(num_classes)).astype(np.int64))
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    """``torch.nn.functional.pad``: widths ``(left, right, top, bottom, ...)``, last dimension first.
+
+    ``'constant'`` surrounds the tensor with ``value`` (0 by default).
+    ``'reflect'`` mirrors it without repeating the edge, ``'replicate'`` repeats the
+    edge, ``'circular'`` wraps around; these pad 1 to 3 last dims of a tensor with
+    channels (and a batch dim or not), as PyTorch's.
+    """
+    if mode == "constant":
+        return _shape.pad(input, pad, "constant", 0.0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
+    if value is not None and value != 0:
+        raise ValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
+    return pad_mode(input, pad, mode, "pad")

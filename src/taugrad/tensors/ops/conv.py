@@ -753,9 +753,11 @@ def pad_mode(x: Tensor, pad, mode: str, op: str = "pad") -> Tensor:
     """
     if mode not in ("reflect", "replicate", "circular"):
         raise ValueError(f"{op}: padding mode must be 'zeros', 'reflect', 'replicate' or 'circular', got {mode!r}")
-    if len(pad) % 2 or len(pad) // 2 > x.ndim - 2:
-        raise ValueError(f"{op}: {mode} padding takes 2 widths per padded dimension (not batch or channels), "
-                         f"got {tuple(pad)} for shape {tuple(x.shape)}")
+    k = len(pad) // 2
+    # as torch: 1 to 3 padded dims, after channels and an optional batch dim
+    if len(pad) % 2 or not 1 <= k <= 3 or x.ndim not in (k + 1, k + 2):
+        raise ValueError(f"{op}: {mode} padding takes 2 widths for each of 1 to 3 last dims of a tensor with "
+                         f"channels (and a batch dim or not), got {tuple(pad)} for shape {tuple(x.shape)}")
     for k in range(len(pad) // 2):
         axis = x.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
