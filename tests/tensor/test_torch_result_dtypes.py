@@ -105,3 +105,12 @@ def test_a_number_beside_a_small_integer_tensor_keeps_its_value(name, number):
         except NotImplementedError:  # and no integer tensor: its float answer
             theirs = run(torch, as_float=True, as_tensor=True)
     _same(run(taugrad), theirs)
+
+
+def test_unique_keeps_every_nan_as_torch():
+    def run(L):
+        values, inverse, counts = L.unique(L.tensor([2.0, float("nan"), 1.0, float("nan"), 2.0]), return_inverse=True,
+                                           return_counts=True)
+        return [str(v) for v in values.tolist()], inverse.tolist(), counts.tolist()
+
+    assert run(taugrad) == run(torch)

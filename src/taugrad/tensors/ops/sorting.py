@@ -147,7 +147,9 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     xp = array_module(x._data)
     data = x._data
     if dim is None:
-        values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True, return_counts=True)
+        # equal_nan=False: every nan is its own element, as in torch (NumPy collapses them by default)
+        values, inverse, counts = xp.unique(data.reshape(-1), return_inverse=True, return_counts=True,
+                                            equal_nan=False)
         inverse = inverse.reshape(data.shape)
     else:
         d = normalize_dim(dim, data.ndim, "unique")
