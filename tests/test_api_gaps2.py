@@ -282,3 +282,22 @@ def test_meshgrid_refuses_mixed_dtypes_as_torch():
         torch.meshgrid(torch.arange(3), torch.arange(2.0), indexing="ij")
     with pytest.raises(TypeError, match="meshgrid: expects all tensors to have the same dtype"):
         taugrad.meshgrid(taugrad.arange(3), taugrad.arange(2.0), indexing="ij")
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.where(L.tensor([[1, 0], [2, 0]])),
+    lambda L: L.atleast_2d(L.zeros(()), L.zeros(3)),
+    lambda L: L.atleast_3d([L.zeros(3), L.zeros(2, 3)]),
+    lambda L: (L.scalar_tensor(3), L.scalar_tensor(2, dtype=L.int64), L.scalar_tensor(True)),
+    lambda L: (L.tril_indices(3, 4, 1), L.triu_indices(4, 3, -1), L.tril_indices(0, 3), L.triu_indices(2, 5, -3)),
+    lambda L: (L.clone(L.tensor([1, 2])),),
+    lambda L: (L.searchsorted(L.tensor([1, 3]), 2), L.searchsorted(L.tensor([1.0, 5, 5]), L.tensor([5.0]), side="right"),
+               L.searchsorted(L.tensor([1, 3]), L.tensor([2]), out_int32=True)),
+])
+def test_small_torch_functions_match_torch(call):
+    def run(L):
+        out = call(L)
+        out = out if isinstance(out, (tuple, list)) else (out,)
+        return [(str(t.dtype).split(".")[-1], tuple(t.shape), t.tolist()) for t in out]
+
+    assert run(taugrad) == run(torch)

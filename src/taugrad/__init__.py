@@ -84,6 +84,12 @@ from taugrad.tensors.ops.gather import index_fill
 from taugrad.tensors.ops.elementary import deg2rad, frac, rad2deg
 from taugrad.tensors.ops.compare import signbit
 from taugrad.tensors.ops.elementwise import bitwise_and, bitwise_or, bitwise_xor
+from taugrad.tensors.ops.elementwise import clone
+from taugrad.tensors.ops.masking import argwhere
+from taugrad.tensors.ops.compare import isin
+from taugrad.tensors.ops.sorting import bucketize, searchsorted
+from taugrad.tensors.ops.shape import atleast_1d, atleast_2d, atleast_3d
+from taugrad.tensors.ops.creation import scalar_tensor, tril_indices, triu_indices
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 from taugrad.out_param import div as divide, div as true_divide

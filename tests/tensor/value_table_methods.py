@@ -47,4 +47,9 @@ METHOD_VALUE_OPS += [
     ValueOp("eq_function", lambda L, x, y: L.stack([L.eq(x, x.clamp(max=0.0)), L.eq(x, 0.0)])),
     ValueOp("ne_not_equal", lambda L, x, y: L.stack([L.not_equal(x, x.clamp(max=0.0)), L.ne(x, y),
                                                     x.not_equal(0.0)])),
+    ValueOp("argwhere", lambda L, x, y: L.cat([L.argwhere(_ints(L, x)), _ints(L, y).argwhere()])),
+    ValueOp("isin", lambda L, x, y: L.stack([L.isin(_ints(L, x), _ints(L, y)), L.isin(_ints(L, x), 1, invert=True)])),
+    ValueOp("searchsorted", lambda L, x, y: L.stack([L.searchsorted(x.flatten().sort()[0], y, right=r)
+                                                     for r in (False, True)])),
+    ValueOp("bucketize", lambda L, x, y: L.bucketize(_ints(L, y), L.tensor([-2, 0, 0, 3]), right=True)),
 ]

@@ -94,3 +94,15 @@ def equal(a: Tensor, b) -> bool:
     a_data = _array(a, "equal")
     b_data = _array(b, "equal", a_data)
     return a_data.shape == b_data.shape and bool((a_data == b_data).all())
+
+
+@register("isin")
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is among ``test_elements`` (either may be a number), as ``torch.isin``."""
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin: expects at least one tensor")
+    like = elements if isinstance(elements, Tensor) else test_elements
+    xp = array_module(like._data)
+    a = elements._data if isinstance(elements, Tensor) else xp.asarray(elements)
+    b = test_elements._data if isinstance(test_elements, Tensor) else xp.asarray(test_elements)
+    return constant(xp.isin(a, b, assume_unique=assume_unique, invert=invert))

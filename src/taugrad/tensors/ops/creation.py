@@ -352,3 +352,37 @@ def randint_like(t, low, high=None, generator=None, dtype=None, device=None, req
     shape, dtype = _like(t, dtype)
     data = sampling.integers(get_generator(generator, dev), low, high, shape, dtype, "randint_like")
     return _result(data, requires_grad, dev)
+
+
+def scalar_tensor(s, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` is given
+    (``torch.scalar_tensor(3)`` is ``tensor(3.)``)."""
+    if isinstance(s, Tensor) or not isinstance(s, (bool, int, float, np.number, np.bool_)):
+        raise TypeError(f"scalar_tensor: expects a number, got {type(s).__name__}")
+    dev = factory_device(device, "scalar_tensor")
+    d = _dtype_of(dtype) if dtype is not None else DEFAULT_FLOAT[0]
+    return _result(make_on(dev, "asarray", s, dtype=d), requires_grad, dev)
+
+
+def _triangle_indices(op: str, row, col, offset, dtype, device, lower: bool) -> Tensor:
+    """The (2, n) row and column indices of a row x col matrix's lower or upper triangle, row by row."""
+    try:
+        row, col, offset = operator.index(row), operator.index(col), operator.index(offset)
+    except TypeError:
+        raise TypeError(f"{op}: row, col and offset must be ints") from None
+    if row < 0 or col < 0:
+        raise ValueError(f"{op}: row and col must be >= 0, got {row} and {col}")
+    dev = factory_device(device, op)
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    data = np.stack([rows, cols]).astype(_dtype_of(dtype) if dtype is not None else np.int64)
+    return _result(data, False, dev)
+
+
+def tril_indices(row, col, offset: int = 0, dtype=None, device=None) -> Tensor:
+    """Indices of the lower triangle (on and below diagonal ``offset``) of a ``row x col`` matrix, as a (2, n) tensor."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
+
+
+def triu_indices(row, col, offset: int = 0, dtype=None, device=None) -> Tensor:
+    """Indices of the upper triangle (on and above diagonal ``offset``) of a ``row x col`` matrix, as a (2, n) tensor."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)

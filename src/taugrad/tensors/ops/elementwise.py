@@ -22,7 +22,7 @@ from taugrad.tensors.errstate import quiet
 from taugrad.tensors.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
 from taugrad.tensors.node import operand
 from taugrad.tensors.node import Tensor, _dtype_of
-from taugrad.tensors.rule import G_OR_NEW, NEW, overwriting, register, rule
+from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -786,6 +786,9 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
     return make(data, (a,), clip_backward, (lo, hi))
 
 
+_MISSING = object()  # where(condition) alone: None is a value x may not take, but a marker is clearer
+
+
 @rule("where")
 def where_backward(g, out, ins, node):
     """z = where(c, x, y):  dz/dx = c,  dz/dy = not c  (c is a constant mask)."""
@@ -799,8 +802,15 @@ def where_backward(g, out, ins, node):
 
 
 @register("where")
-def where(condition, x, y) -> Tensor:
-    """Elementwise ``x if condition else y``, broadcasting all three."""
+def where(condition, x=_MISSING, y=_MISSING) -> Tensor:
+    """Elementwise ``x if condition else y``, broadcasting all three.
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``, as in torch.
+    """
+    if x is _MISSING and y is _MISSING:
+        return forward_of("nonzero")(condition if isinstance(condition, Tensor) else Tensor(condition), as_tuple=True)
+    if x is _MISSING or y is _MISSING:
+        raise TypeError("where: expects a condition alone, or a condition, x and y")
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         x = Tensor(x)
     x = x if isinstance(x, Tensor) else operand(x, y)

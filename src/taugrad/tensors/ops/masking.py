@@ -73,3 +73,9 @@ def nonzero(x: Tensor, *, as_tuple: bool = False):
     if data.ndim == 0:
         return constant(xp.zeros((found[0].shape[0], 0), dtype=xp.int64))
     return constant(xp.stack(found, axis=1))
+
+
+@register("argwhere", methods=("argwhere",))
+def argwhere(x: Tensor) -> Tensor:
+    """The (n, ndim) int64 indices of the nonzero elements: ``nonzero(x)``, as ``torch.argwhere``."""
+    return nonzero(x)

@@ -463,3 +463,28 @@ def vstack(tensors) -> Tensor:
 def dstack(tensors) -> Tensor:
     """Join along dim 2 (depth), smaller tensors made 3-d first, as ``numpy.dstack``."""
     return cat([_at_least(t, 3) for t in _tensors(tensors, "dstack")], 2)
+
+
+
+def _each_at_least(op: str, tensors: tuple, ndim: int):
+    """atleast_Nd: one tensor in, one out; several (or a list) in, a tuple out."""
+    out = tuple(_at_least(t, ndim) for t in _varargs(tensors, op))
+    return out[0] if len(tensors) == 1 and isinstance(tensors[0], Tensor) else out
+
+
+@register("atleast_1d")
+def atleast_1d(*tensors):
+    """Each tensor with at least 1 dim (a 0-d one becomes shape (1,))."""
+    return _each_at_least("atleast_1d", tensors, 1)
+
+
+@register("atleast_2d")
+def atleast_2d(*tensors):
+    """Each tensor with at least 2 dims: () -> (1, 1), (n,) -> (1, n)."""
+    return _each_at_least("atleast_2d", tensors, 2)
+
+
+@register("atleast_3d")
+def atleast_3d(*tensors):
+    """Each tensor with at least 3 dims: () -> (1, 1, 1), (n,) -> (1, n, 1), (m, n) -> (m, n, 1)."""
+    return _each_at_least("atleast_3d", tensors, 3)

@@ -161,3 +161,31 @@ def unique(x: Tensor, sorted: bool = True, return_inverse: bool = False, return_
     if return_counts:
         result.append(constant(counts.astype(np.int64, copy=False)))
     return result[0] if len(result) == 1 else tuple(result)
+
+
+@register("searchsorted")
+def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, right: bool = False, side=None,
+                 sorter=None) -> Tensor:
+    """Where each of ``values`` would be inserted into the ascending 1-D ``sorted_sequence`` to keep it
+    sorted: the first such place, or the last with ``right=True`` (``side='right'``)."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+        if right and side == "left":
+            raise ValueError("searchsorted: right=True and side='left' disagree")
+        right = side == "right"
+    seq = sorted_sequence._data
+    if seq.ndim != 1:
+        raise ValueError(f"searchsorted: only a 1-D sorted_sequence is supported, got shape {sorted_sequence.shape}")
+    xp = array_module(seq)
+    v = values._data if isinstance(values, Tensor) else xp.asarray(values)
+    order = None if sorter is None else (sorter._data if isinstance(sorter, Tensor) else xp.asarray(sorter))
+    found = xp.searchsorted(seq, v, side="right" if right else "left", sorter=order)
+    return constant(found.astype(xp.int32 if out_int32 else xp.int64, copy=False))
+
+
+@register("bucketize")
+def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:
+    """The bucket of each element of ``input`` between the ascending ``boundaries``: i with
+    ``boundaries[i-1] < x <= boundaries[i]`` (``<=`` and ``<`` swapped with ``right=True``)."""
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
