@@ -173,6 +173,20 @@ ACTIVATIONS = [
     ("Sigmoid", lambda m: m.Sigmoid()),
     ("ReLU", lambda m: m.ReLU()),
     ("Identity", lambda m: m.Identity()),
+    ("SELU", lambda m: m.SELU()),
+    ("CELU", lambda m: m.CELU(alpha=0.6)),
+    ("Mish", lambda m: m.Mish()),
+    ("Hardswish", lambda m: m.Hardswish()),
+    ("Hardsigmoid", lambda m: m.Hardsigmoid()),
+    ("GLU", lambda m: m.GLU()),
+    ("GLU-0", lambda m: m.GLU(dim=0)),
+    ("Softmin", lambda m: m.Softmin(dim=1)),
+    ("Threshold", lambda m: m.Threshold(1.5, -2.0)),
+    ("Softshrink", lambda m: m.Softshrink()),
+    ("Softshrink-3", lambda m: m.Softshrink(3.0)),
+    ("Hardshrink", lambda m: m.Hardshrink(1.0)),
+    ("Tanhshrink", lambda m: m.Tanhshrink()),
+    ("RReLU-eval", lambda m: m.RReLU(0.1, 0.3).eval()),
 ]
 # kinks and branch points included: 0, the hardtanh bounds, the softplus threshold, big values
 SPECIAL = np.array([-800.0, -40.0, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 1.7, 3.0, 6.0, 40.0, 800.0])
@@ -194,10 +208,221 @@ def test_activation_modules_match_torch_values_and_gradients(name, make):
     ("silu", F.silu, torch.nn.functional.silu),
     ("leaky_relu", lambda x: F.leaky_relu(x, 0.1), lambda x: torch.nn.functional.leaky_relu(x, 0.1)),
     ("pad", lambda x: F.pad(x, (1, 2, 0, 1)), lambda x: torch.nn.functional.pad(x, (1, 2, 0, 1))),
+    ("selu", F.selu, torch.nn.functional.selu),
+    ("celu", F.celu, torch.nn.functional.celu),
+    ("celu-alpha", lambda x: F.celu(x, alpha=2.5), lambda x: torch.nn.functional.celu(x, alpha=2.5)),
+    ("celu-negative-alpha", lambda x: F.celu(x, -0.7), lambda x: torch.nn.functional.celu(x, -0.7)),
+    ("mish", F.mish, torch.nn.functional.mish),
+    ("hardswish", F.hardswish, torch.nn.functional.hardswish),
+    ("hardsigmoid", F.hardsigmoid, torch.nn.functional.hardsigmoid),
+    ("glu", lambda x: F.glu(x[:, 1:]), lambda x: torch.nn.functional.glu(x[:, 1:])),
+    ("glu-dim0", lambda x: F.glu(x, 0), lambda x: torch.nn.functional.glu(x, 0)),
+    ("glu-dim-2", lambda x: F.glu(x, dim=-2), lambda x: torch.nn.functional.glu(x, dim=-2)),
+    ("softmin", lambda x: F.softmin(x, dim=1), lambda x: torch.nn.functional.softmin(x, dim=1)),
+    ("softmin-0", lambda x: F.softmin(x, 0), lambda x: torch.nn.functional.softmin(x, 0)),
+    ("softmin-legacy", F.softmin, torch.nn.functional.softmin),  # no dim: 1 for a 2-d input
+    ("softmin-dtype", lambda x: F.softmin(x.float(), -1, dtype=taugrad.float64),
+     lambda x: torch.nn.functional.softmin(x.float(), -1, dtype=torch.float64)),
+    ("threshold", lambda x: F.threshold(x, 0.3, -1.5), lambda x: torch.nn.functional.threshold(x, 0.3, -1.5)),
+    ("threshold-kw", lambda x: F.threshold(x, threshold=-1.0, value=4.0),
+     lambda x: torch.nn.functional.threshold(x, threshold=-1.0, value=4.0)),
+    ("softshrink", F.softshrink, torch.nn.functional.softshrink),
+    ("softshrink-lambd", lambda x: F.softshrink(x, lambd=1.7), lambda x: torch.nn.functional.softshrink(x, lambd=1.7)),
+    ("softshrink-0", lambda x: F.softshrink(x, 0.0), lambda x: torch.nn.functional.softshrink(x, 0.0)),
+    ("hardshrink", F.hardshrink, torch.nn.functional.hardshrink),
+    ("hardshrink-lambd", lambda x: F.hardshrink(x, lambd=1.7), lambda x: torch.nn.functional.hardshrink(x, lambd=1.7)),
+    ("hardshrink-negative", lambda x: F.hardshrink(x, -1.0), lambda x: torch.nn.functional.hardshrink(x, -1.0)),
+    ("tanhshrink", F.tanhshrink, torch.nn.functional.tanhshrink),
+    ("rrelu", F.rrelu, torch.nn.functional.rrelu),
+    ("rrelu-bounds", lambda x: F.rrelu(x, 0.2, 0.6, training=False),
+     lambda x: torch.nn.functional.rrelu(x, 0.2, 0.6, training=False)),
 ])
 def test_functional_forms_match_torch(name, ours, theirs):
     x, tx = _pair(X)
     _check(ours(x), theirs(tx), [(x, tx)])
+
+
+#: each new activation's kinks and branch points exactly: 0, +-lambd (0.5 and 1.2), +-3, the thresholds, overflow
+KINKS = np.array([-800.0, -40.0, -3.5, -3.0, -2.5, -1.2, -1.0, -0.7, -0.5, -0.25, 0.0, 0.25, 0.5, 0.7, 1.0, 1.2,
+                  2.5, 3.0, 3.5, 40.0, 800.0])
+
+
+@pytest.mark.parametrize("name, ours, theirs", [
+    ("selu", F.selu, torch.nn.functional.selu),
+    ("celu", lambda x: F.celu(x, 0.5), lambda x: torch.nn.functional.celu(x, 0.5)),
+    ("mish", F.mish, torch.nn.functional.mish),
+    ("hardswish", F.hardswish, torch.nn.functional.hardswish),
+    ("hardsigmoid", F.hardsigmoid, torch.nn.functional.hardsigmoid),
+    ("threshold", lambda x: F.threshold(x, 0.7, -2.0), lambda x: torch.nn.functional.threshold(x, 0.7, -2.0)),
+    ("threshold-0", lambda x: F.threshold(x, 0.0, 0.5), lambda x: torch.nn.functional.threshold(x, 0.0, 0.5)),
+    ("softshrink", F.softshrink, torch.nn.functional.softshrink),
+    ("softshrink-1.2", lambda x: F.softshrink(x, 1.2), lambda x: torch.nn.functional.softshrink(x, 1.2)),
+    ("softshrink-0", lambda x: F.softshrink(x, 0.0), lambda x: torch.nn.functional.softshrink(x, 0.0)),
+    ("hardshrink", F.hardshrink, torch.nn.functional.hardshrink),
+    ("hardshrink-1.2", lambda x: F.hardshrink(x, 1.2), lambda x: torch.nn.functional.hardshrink(x, 1.2)),
+    ("hardshrink-0", lambda x: F.hardshrink(x, 0.0), lambda x: torch.nn.functional.hardshrink(x, 0.0)),
+    ("tanhshrink", F.tanhshrink, torch.nn.functional.tanhshrink),
+    ("rrelu", F.rrelu, torch.nn.functional.rrelu),
+])
+def test_new_activations_at_their_kinks_match_torch(name, ours, theirs):
+    """Value and gradient exactly at each kink follow PyTorch's side (hardswish: 0 at -3, 1 at 3; softshrink and
+    hardshrink: 0 at +-lambd; threshold: 0 at the threshold; selu/celu/rrelu: the negative side at 0)."""
+    x, tx = _pair(KINKS)
+    _check(ours(x), theirs(tx), [(x, tx)])
+
+
+def test_hardsigmoid_gradient_is_torchs_float32_sixth():
+    """PyTorch's hardsigmoid backward uses 1/6 rounded to float32 even in float64; the value is the exact (x+3)/6."""
+    x = Tensor(np.array([-1.0, 0.5, 2.0]), requires_grad=True)
+    y = F.hardsigmoid(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad._data, np.full(3, float(np.float32(1 / 6))))
+    np.testing.assert_array_equal(y._data, (x._data + 3) / 6)
+
+
+def _hessian_vector(lib_grad, xs, fn, r, v):
+    out = fn(*xs)
+    (g,) = lib_grad((out * r).sum(), xs[:1], create_graph=True)
+    phi = (g * v).sum()
+    if not phi.requires_grad:  # the gradient is constant in x (piecewise linear): H v = 0
+        return np.zeros(v.shape)
+    (hv,) = lib_grad(phi, xs[:1])
+    return hv.detach().numpy()
+
+
+@pytest.mark.parametrize("name, ours, theirs, shapes", [
+    ("selu", F.selu, torch.nn.functional.selu, [(4, 6)]),
+    ("celu", lambda x: F.celu(x, 0.7), lambda x: torch.nn.functional.celu(x, 0.7), [(4, 6)]),
+    ("mish", F.mish, torch.nn.functional.mish, [(4, 6)]),
+    ("hardswish", F.hardswish, torch.nn.functional.hardswish, [(4, 6)]),
+    ("glu", lambda x: F.glu(x, 0), lambda x: torch.nn.functional.glu(x, 0), [(4, 6)]),
+    ("softmin", lambda x: F.softmin(x, 1), lambda x: torch.nn.functional.softmin(x, 1), [(4, 6)]),
+    ("softshrink", F.softshrink, torch.nn.functional.softshrink, [(4, 6)]),
+    ("tanhshrink", F.tanhshrink, torch.nn.functional.tanhshrink, [(4, 6)]),
+    ("cosine_similarity", F.cosine_similarity, torch.nn.functional.cosine_similarity, [(4, 6), (4, 6)]),
+    ("pairwise_distance", F.pairwise_distance, torch.nn.functional.pairwise_distance, [(4, 6), (6,)]),
+    ("pairwise_distance-p3", lambda a, b: F.pairwise_distance(a, b, 3.0),
+     lambda a, b: torch.nn.functional.pairwise_distance(a, b, 3.0), [(4, 6), (4, 6)]),
+])
+def test_second_derivatives_of_new_functions_match_torch(name, ours, theirs, shapes):
+    """Hessian-vector products (double backward) against torch's, away from kinks."""
+    rng = np.random.default_rng(5)
+    arrays = [rng.normal(size=s) * 1.5 for s in shapes]
+    arrays[0] = np.where(np.abs(np.abs(arrays[0]) - 0.5) < 0.05, 0.8, arrays[0])  # off softshrink's kinks
+    r = rng.normal(size=np.shape(theirs(*[torch.tensor(a) for a in arrays])))
+    v = rng.normal(size=shapes[0])
+    ours_hv = _hessian_vector(taugrad.grad, [Tensor(a, requires_grad=True) for a in arrays], ours, Tensor(r), Tensor(v))
+    theirs_hv = _hessian_vector(torch.autograd.grad, [torch.tensor(a, requires_grad=True) for a in arrays], theirs,
+                                torch.tensor(r), torch.tensor(v))
+    np.testing.assert_allclose(ours_hv, theirs_hv, rtol=1e-9, atol=1e-12)
+
+
+#: pairs of shapes, broadcasting included, and near-zero vectors (whose norm is below eps)
+DISTANCE_INPUTS = [
+    ("same", RNG.normal(size=(4, 5)), RNG.normal(size=(4, 5))),
+    ("broadcast-row", RNG.normal(size=(4, 5)), RNG.normal(size=(1, 5))),
+    ("broadcast-vector", RNG.normal(size=(3, 4, 5)), RNG.normal(size=(5,))),
+    ("broadcast-both", RNG.normal(size=(3, 1, 5)), RNG.normal(size=(4, 1))),
+    ("near-zero", np.array([[1e-9, 2e-9, 0.0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0], [3e-3, -4e-3, 1e-3]]),
+     np.array([[1.0, 2.0, 3.0], [1e-9, 0.0, 0.0], [1.0, 1.0, 1.0], [1e-3, 1e-3, -2e-3]])),
+    ("equal", np.arange(12.0).reshape(4, 3), np.arange(12.0).reshape(4, 3)),
+]
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(dim=-1), dict(dim=0), dict(eps=1e-2), dict(dim=-1, eps=0.05)],
+                         ids=["plain", "last", "first", "eps", "last-eps"])
+@pytest.mark.parametrize("name, a, b", DISTANCE_INPUTS, ids=[d[0] for d in DISTANCE_INPUTS])
+def test_cosine_similarity_matches_torch(name, a, b, kwargs):
+    x1, t1 = _pair(a)
+    x2, t2 = _pair(b)
+    _check(F.cosine_similarity(x1, x2, **kwargs), torch.nn.functional.cosine_similarity(t1, t2, **kwargs),
+           [(x1, t1), (x2, t2)])
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(p=1.0), dict(p=3.0, keepdim=True), dict(p=float("inf")),
+                                    dict(p=0.5, eps=1e-3), dict(eps=0.0), dict(p=-1.0)],
+                         ids=["plain", "p1", "p3-keepdim", "inf", "p0.5", "eps0", "p-1"])
+@pytest.mark.parametrize("name, a, b", DISTANCE_INPUTS, ids=[d[0] for d in DISTANCE_INPUTS])
+def test_pairwise_distance_matches_torch(name, a, b, kwargs):
+    x1, t1 = _pair(a)
+    x2, t2 = _pair(b)
+    _check(F.pairwise_distance(x1, x2, **kwargs), torch.nn.functional.pairwise_distance(t1, t2, **kwargs),
+           [(x1, t1), (x2, t2)])
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.SELU(), lambda m: m.SELU(inplace=True), lambda m: m.CELU(), lambda m: m.CELU(0.5, True),
+    lambda m: m.Mish(), lambda m: m.Mish(True), lambda m: m.Hardswish(), lambda m: m.Hardswish(True),
+    lambda m: m.Hardsigmoid(), lambda m: m.Hardsigmoid(inplace=True), lambda m: m.GLU(), lambda m: m.GLU(0),
+    lambda m: m.Softmin(), lambda m: m.Softmin(-1), lambda m: m.Threshold(0.1, 20),
+    lambda m: m.Threshold(0.1, 20.0, True), lambda m: m.Softshrink(), lambda m: m.Softshrink(1),
+    lambda m: m.Hardshrink(), lambda m: m.Hardshrink(lambd=0.3), lambda m: m.Tanhshrink(), lambda m: m.RReLU(),
+    lambda m: m.RReLU(0.1, 0.3, True), lambda m: m.CosineSimilarity(), lambda m: m.CosineSimilarity(0, 1e-3),
+    lambda m: m.PairwiseDistance(), lambda m: m.PairwiseDistance(3, 0.1, True),
+])
+def test_new_module_reprs_match_torch(make):
+    ours, theirs = make(nn), make(torch.nn)
+    assert repr(ours) == repr(theirs)
+    assert repr(nn.Sequential(ours)) == repr(torch.nn.Sequential(theirs))
+    for name in ("inplace", "alpha", "dim", "threshold", "value", "lambd", "lower", "upper", "eps", "norm", "keepdim"):
+        assert getattr(ours, name, None) == getattr(theirs, name, None), name
+
+
+@pytest.mark.parametrize("make, a, b", [
+    (lambda m: m.CosineSimilarity(), DISTANCE_INPUTS[3][1], DISTANCE_INPUTS[3][2]),
+    (lambda m: m.CosineSimilarity(dim=-1, eps=0.01), DISTANCE_INPUTS[4][1], DISTANCE_INPUTS[4][2]),
+    (lambda m: m.PairwiseDistance(), DISTANCE_INPUTS[1][1], DISTANCE_INPUTS[1][2]),
+    (lambda m: m.PairwiseDistance(1.5, 1e-3, True), DISTANCE_INPUTS[2][1], DISTANCE_INPUTS[2][2]),
+])
+def test_distance_modules_match_torch(make, a, b):
+    x1, t1 = _pair(a)
+    x2, t2 = _pair(b)
+    _check(make(nn)(x1, x2), make(torch.nn)(t1, t2), [(x1, t1), (x2, t2)])
+
+
+def test_softmin_module_without_dim_uses_torchs_legacy_choice():
+    for shape in [(5,), (3, 4), (2, 3, 4), (2, 2, 3, 2)]:
+        data = RNG.normal(size=shape)
+        np.testing.assert_allclose(nn.Softmin()(Tensor(data))._data,
+                                   torch.nn.Softmin()(torch.tensor(data)).numpy(), rtol=RTOL)
+
+
+def test_new_functions_reject_bad_input_in_one_line():
+    ints = Tensor(np.array([1, 2, 3, 4]))
+    for name in ("selu", "celu", "mish", "hardswish", "hardsigmoid", "glu", "softmin", "softshrink", "hardshrink",
+                 "tanhshrink", "rrelu"):
+        with pytest.raises(TypeError, match=f"^{name}: needs a floating tensor"):
+            getattr(F, name)(ints)
+    with pytest.raises(TypeError, match="^threshold: needs a floating tensor"):
+        F.threshold(ints, 1, 0)
+    for name in ("cosine_similarity", "pairwise_distance"):
+        with pytest.raises(TypeError, match=f"^{name}: needs a floating tensor"):
+            getattr(F, name)(ints, ints)
+        with pytest.raises(ValueError, match=rf"^{name}: shapes \(2, 3\) and \(2, 4\) cannot broadcast"):
+            getattr(F, name)(np.ones((2, 3)), np.ones((2, 4)))
+    with pytest.raises(IndexError, match="^cosine_similarity: dim 1 out of range"):
+        F.cosine_similarity(np.ones(3), np.ones(3))  # the default dim=1 on vectors, as torch
+    with pytest.raises(ValueError, match="^glu: .*dimension -1 has size 5"):
+        F.glu(X)
+    with pytest.raises(ValueError, match="^glu: a 0-d tensor"):
+        F.glu(Tensor(np.array(1.0)))
+    with pytest.raises(ZeroDivisionError, match="^celu: alpha cannot be 0"):
+        F.celu(X, alpha=0.0)
+    with pytest.raises(ValueError, match="^softshrink: lambd must be non-negative"):
+        F.softshrink(X, -0.5)
+    with pytest.raises(NotImplementedError, match="^rrelu: training=True"):
+        F.rrelu(X, training=True)
+    with pytest.raises(NotImplementedError, match="^rrelu: training=True"):
+        nn.RReLU()(X)  # a module starts in training mode
+    # torch refuses the same inputs
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.glu(torch.tensor(X))
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.celu(torch.tensor(X), alpha=0.0)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.softshrink(torch.tensor(X), -0.5)
+    with pytest.raises(IndexError):
+        torch.nn.functional.cosine_similarity(torch.ones(3), torch.ones(3))
 
 
 def test_embedding_and_one_hot_match_torch():

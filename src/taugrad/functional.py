@@ -3,7 +3,10 @@
     import taugrad.functional as F
     loss = F.cross_entropy(model(x), y)
 
-Activations:  relu, gelu, tanh, sigmoid, softmax, log_softmax
+Activations:  relu, gelu, tanh, sigmoid, softmax, log_softmax, softmin, silu, leaky_relu, elu, selu,
+              celu, softplus, mish, hardtanh, relu6, hardswish, hardsigmoid, softsign, logsigmoid,
+              glu, threshold, softshrink, hardshrink, tanhshrink, rrelu (evaluation only)
+Distances:    cosine_similarity, pairwise_distance
 Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits
 Other:        dropout, linear, one_hot, pad
 CNNs:         conv1d, conv2d, conv_transpose2d, unfold, fold, max/avg/adaptive pooling,
@@ -22,9 +25,11 @@ import numpy as np
 from taugrad.tensors.ops import matmul as _matmul
 from taugrad.tensors.ops.elementwise import gelu, relu, sigmoid, tanh
 from taugrad.functional_activations import (
-    elu, embedding, hardtanh, layer_norm, leaky_relu, logsigmoid, normalize, relu6, silu, softplus, softsign,
+    celu, elu, embedding, glu, hardshrink, hardsigmoid, hardswish, hardtanh, layer_norm, leaky_relu, logsigmoid,
+    mish, normalize, relu6, rrelu, selu, silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
 )
 from taugrad.functional_attention import scaled_dot_product_attention
+from taugrad.functional_distances import cosine_similarity, pairwise_distance
 from taugrad.functional_losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, smooth_l1_loss,
 )
@@ -68,6 +73,20 @@ __all__ = [
     "relu6",
     "softsign",
     "logsigmoid",
+    "selu",
+    "celu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "glu",
+    "softmin",
+    "threshold",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "rrelu",
+    "cosine_similarity",
+    "pairwise_distance",
     "normalize",
     "layer_norm",
     "embedding",

@@ -11,11 +11,12 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
-from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
+from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
 
 __all__ = [
     "silu",
@@ -26,12 +27,28 @@ __all__ = [
     "relu6",
     "softsign",
     "logsigmoid",
+    "selu",
+    "celu",
+    "mish",
+    "hardswish",
+    "hardsigmoid",
+    "glu",
+    "softmin",
+    "threshold",
+    "softshrink",
+    "hardshrink",
+    "tanhshrink",
+    "rrelu",
     "normalize",
     "layer_norm",
     "embedding",
 ]
 
-
+#: SELU's constants (Klambauer et al., 2017), as PyTorch writes them
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+#: PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32, whatever the dtype
+_ONE_SIXTH_FLOAT32 = float(np.float32(1.0 / 6.0))
 
 
 def _floating(x: Tensor, op: str) -> Tensor:
@@ -104,6 +121,152 @@ def logsigmoid(input: Any) -> Tensor:
     """``log(sigmoid(x)) = -softplus(-x)``, stable for any ``x``."""
     x = _floating(_tensor(input, "logsigmoid"), "logsigmoid")
     return -softplus(-x, threshold=float("inf"))
+
+
+def selu(input: Any, inplace: bool = False) -> Tensor:
+    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with PyTorch's ``alpha`` and ``scale``.
+
+    As ``elu``: the exponential is taken of ``min(x, 0)`` so a large ``x`` does
+    not overflow, and at ``x = 0`` the gradient is the negative side's
+    ``scale * alpha`` (PyTorch's convention).
+    """
+    x = _floating(_tensor(input, "selu"), "selu")
+    negative = x.clip(None, 0.0)
+    return where(x > 0, x * SELU_SCALE, (negative.exp() - 1.0) * (SELU_ALPHA * SELU_SCALE))
+
+
+def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (Barron, 2017); ``alpha = 0`` is an error.
+
+    The exponential is taken of ``min(x, 0) / alpha`` (no overflow on the
+    discarded positive side); at ``x = 0`` the gradient is the negative side's,
+    as PyTorch's.  PyTorch's backward divides by ``alpha`` rounded to float32
+    (``1.0 / alpha.toFloat()``) while its forward uses ``alpha`` itself, so for
+    an ``alpha`` float32 cannot hold (0.6) the negative side's gradient is
+    ``alpha * c * exp(x * c)`` with ``c = 1 / float32(alpha)``: the value is
+    the exact one, detached, plus ``t - t.detach()`` (zero) for that curve ``t``
+    (where ``t`` is finite).
+    """
+    if alpha == 0:
+        raise ZeroDivisionError("celu: alpha cannot be 0")
+    x = _floating(_tensor(input, "celu"), "celu")
+    negative = x.clip(None, 0.0)
+    smooth = ((negative * (1.0 / alpha)).exp() - 1.0) * alpha
+    scale = 1.0 / float(np.float32(alpha))
+    if scale != 1.0 / alpha:
+        tangent = (negative * scale).exp() * alpha
+        finite = constant(array_module(x._data).isfinite(tangent._data))
+        smooth = where(finite, smooth.detach() + (tangent - tangent.detach()), smooth)
+    return where(x > 0, x, smooth)
+
+
+def mish(input: Any, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))`` (Misra, 2019).
+
+    The stable ``softplus`` keeps ``exp(x)`` from overflowing at any ``x``.
+    PyTorch's softplus here has no threshold, but above softplus's default 20
+    ``tanh`` is 1 in float64 either way (and its derivative 0), so the
+    threshold changes no value or derivative and makes ``mish(inf) = inf``.
+    """
+    x = _floating(_tensor(input, "mish"), "mish")
+    return x * softplus(x).tanh()
+
+
+def hardsigmoid(input: Any, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``: 0 up to -3, 1 from 3, linear between.
+
+    The gradient is PyTorch's: 0 at and outside ``x = +-3``, and inside
+    ``1/6`` rounded to float32 (0.16666667163...) even for float64, since
+    PyTorch's backward uses that constant.  The value stays the exact
+    ``(x + 3) / 6``: the slope rides on ``t - t.detach()`` (zero), with ``t``
+    the input strictly inside and 0 elsewhere (so no ``inf - inf``).
+    """
+    x = _floating(_tensor(input, "hardsigmoid"), "hardsigmoid")
+    exact = constant(array_module(x._data).clip(x._data + 3.0, 0.0, 6.0) / 6.0)
+    inside = where((x > -3.0) & (x < 3.0), x, 0.0)
+    return exact + (inside - inside.detach()) * _ONE_SIXTH_FLOAT32
+
+
+def hardswish(input: Any, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6`` (Howard et al., 2019).
+
+    ``relu6`` has gradient 0 at its bounds, so the product rule gives
+    PyTorch's gradients at the kinks: 0 at ``x = -3`` and 1 at ``x = 3``
+    (``x / 3 + 1/2`` strictly between).
+    """
+    x = _floating(_tensor(input, "hardswish"), "hardswish")
+    return x * relu6(x + 3.0) / 6.0
+
+
+def glu(input: Any, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)``, where ``a`` and ``b`` are the first and second halves of the input along ``dim``."""
+    x = _floating(_tensor(input, "glu"), "glu")
+    if x.ndim == 0:
+        raise ValueError("glu: a 0-d tensor has no dimension to halve")
+    d = normalize_dim(dim, x.ndim, "glu")
+    size = x.shape[d]
+    if size % 2:
+        raise ValueError(f"glu: the halved dimension must have an even size, but dimension {dim} has size {size}")
+    half = size // 2
+    return x.narrow(d, 0, half) * x.narrow(d, half, half).sigmoid()
+
+
+def softmin(input: Any, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    """``softmax(-x, dim)``; ``dtype`` casts the input first, as softmax's.
+
+    Without ``dim``, PyTorch's legacy choice: 0 for 0-, 1- and 3-d inputs, else 1.
+    """
+    x = _floating(_tensor(input, "softmin"), "softmin") if dtype is None else _tensor(input, "softmin")
+    if dim is None:
+        dim = 0 if x.ndim in (0, 1, 3) else 1
+    return softmax(-x, dim, dtype=dtype)
+
+
+def threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where ``x > threshold``, else ``value`` (gradient 0 at ``x = threshold``, as PyTorch).
+
+    Written as ``value if x <= threshold else x``, PyTorch's test, so a nan input stays nan.
+    """
+    x = _floating(_tensor(input, "threshold"), "threshold")
+    return where(x <= threshold, value, x)
+
+
+def softshrink(input: Any, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0.
+
+    At ``x = +-lambd`` the value and gradient are 0 (PyTorch's): the middle
+    branch is ``x * 0`` (``-0.0`` for negative ``x``, as PyTorch; ``x`` clipped
+    first, so no ``inf * 0``), chosen by ``|x| <= lambd``, so a nan input keeps
+    gradient 1 as in PyTorch.
+    """
+    if lambd < 0:
+        raise ValueError(f"softshrink: lambd must be non-negative, got {lambd}")
+    x = _floating(_tensor(input, "softshrink"), "softshrink")
+    return where(x.abs() <= lambd, x.clip(-lambd, lambd) * 0.0, where(x > 0, x - lambd, x + lambd))
+
+
+def hardshrink(input: Any, lambd: float = 0.5) -> Tensor:
+    """``x`` where ``|x| > lambd``, else 0 (value and gradient 0 at ``x = +-lambd``, as PyTorch)."""
+    x = _floating(_tensor(input, "hardshrink"), "hardshrink")
+    return where((x >= -lambd) & (x <= lambd), 0.0, x)
+
+
+def tanhshrink(input: Any) -> Tensor:
+    """``x - tanh(x)``."""
+    x = _floating(_tensor(input, "tanhshrink"), "tanhshrink")
+    return x - x.tanh()
+
+
+def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomized leaky ReLU in evaluation: ``leaky_relu`` with slope ``(lower + upper) / 2``.
+
+    ``training=True`` (a random slope per element) is not supported.
+    """
+    if training:
+        raise NotImplementedError("rrelu: training=True (a random slope per element) is not supported")
+    x = _floating(_tensor(input, "rrelu"), "rrelu")
+    return leaky_relu(x, (lower + upper) / 2.0)
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:

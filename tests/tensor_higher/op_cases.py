@@ -288,6 +288,18 @@ OP_CASES = [
     OpCase("nanmean", lambda a: a.nanmean(0) ** 2, ((2, 3),)),
     OpCase("diff", lambda a: a.diff(n=2, dim=1) ** 2, ((2, 4),)),
     OpCase("nan_to_num", lambda a: (a + _INFS).nan_to_num(posinf=2.0, neginf=-3.0) ** 2 * a, ((2, 3),)),
+    # composed torch.nn.functional activations and distances (their rules are the ops' above)
+    OpCase("selu", lambda a: F.selu(a) * a, ((2, 3),), "nonzero"),
+    OpCase("celu", lambda a: F.celu(a, 0.6) * a, ((2, 3),), "nonzero"),  # 0.6: the float32-alpha gradient
+    OpCase("mish", lambda a: F.mish(a), ((2, 3),)),
+    OpCase("glu", lambda a: F.glu(a) ** 2, ((2, 4),)),
+    OpCase("softmin", lambda a: F.softmin(a, dim=1), ((2, 3),)),
+    # real domain: |a| near 0.3 (the middle branch), 0.9 and 1.5, all away from lambd = 0.5
+    OpCase("softshrink", lambda a: F.softshrink(a) ** 3, ((2, 3),)),
+    OpCase("cosine_similarity", lambda a, b: F.cosine_similarity(a, b), ((2, 3), (3,))),
+    OpCase("pairwise_distance", lambda a, b: F.pairwise_distance(a, b), ((2, 3), (2, 3))),
+    OpCase("pairwise_distance_p3", lambda a, b: F.pairwise_distance(a, b, p=3.0, keepdim=True) ** 2,
+           ((2, 3), (3,)), "nonzero"),
 ]
 
 from .op_cases_cnn import CNN_ROWS  # noqa: E402  (convolution, pooling, normalisation, resampling)

@@ -23,6 +23,10 @@ from taugrad.nn.layers import (
 from taugrad.nn.module import Module, Parameter, StateDictError
 from taugrad.nn import utils
 from taugrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU6, SiLU, Softmax, Softplus, Softsign
+from taugrad.nn.activation import (
+    CELU, GLU, RReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Tanhshrink, Threshold,
+)
+from taugrad.nn.distance import CosineSimilarity, PairwiseDistance
 from taugrad.nn.attention import MultiheadAttention
 from taugrad.nn.container import ModuleDict, ParameterDict, ParameterList
 from taugrad.nn.layers import Unflatten
@@ -56,6 +60,9 @@ __all__ = [
     "Unflatten",
     "ModuleDict", "ParameterList", "ParameterDict",
     "Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid",
+    "SELU", "CELU", "Mish", "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Threshold", "Softshrink", "Hardshrink",
+    "Tanhshrink", "RReLU",
+    "CosineSimilarity", "PairwiseDistance",
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
     "KLDivLoss",
     "MultiheadAttention",

@@ -14,7 +14,8 @@ from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops.losses import log_softmax, softmax
 
 __all__ = ["Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign",
-           "LogSigmoid"]
+           "LogSigmoid", "SELU", "CELU", "Mish", "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Threshold",
+           "Softshrink", "Hardshrink", "Tanhshrink", "RReLU"]
 
 
 def _inplace(inplace: bool, first: bool = True) -> str:
@@ -150,3 +151,142 @@ class LogSigmoid(Module):
 
     def forward(self, input: Any) -> Tensor:
         return F.logsigmoid(input)
+
+
+class SELU(Module):
+    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with PyTorch's constants."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return F.selu(input)
+
+    def extra_repr(self) -> str:
+        return _inplace(self.inplace)
+
+
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return F.celu(input, self.alpha)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace(self.inplace, False)}"
+
+
+class Mish(SELU):
+    """``x * tanh(softplus(x))``."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.mish(input)
+
+
+class Hardswish(Module):
+    """``x * relu6(x + 3) / 6``; PyTorch's repr shows no ``inplace``, nor does this one."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return F.hardswish(input)
+
+
+class Hardsigmoid(Hardswish):
+    """``relu6(x + 3) / 6``."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.hardsigmoid(input)
+
+
+class GLU(Module):
+    """``a * sigmoid(b)`` for the two halves ``a``, ``b`` of the input along ``dim``."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Any) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Softmax):
+    """``softmax(-x)`` along ``dim``."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.softmin(input, _legacy_dim(self.dim, getattr(input, 'ndim', 1)))
+
+
+class Threshold(Module):
+    """``x`` if ``x > threshold`` else ``value``."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return F.threshold(input, self.threshold, self.value)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, False)}"
+
+
+class Softshrink(Module):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Any) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Hardshrink(Softshrink):
+    """``x`` if ``|x| > lambd`` else 0."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.hardshrink(input, self.lambd)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU, in evaluation mode only: ``leaky_relu`` with slope ``(lower + upper) / 2``.
+
+    In training mode (a module's default; call ``.eval()``) the forward raises
+    ``NotImplementedError``: the random slope per element is not supported.
+    """
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Any) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace(self.inplace, False)}"
