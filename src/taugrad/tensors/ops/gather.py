@@ -243,19 +243,23 @@ def scatter_(x: Tensor, dim: int, index, src=None, value=None, reduce=None) -> T
     return finish(x, pending, () if s is None else (s,), scatter_inplace_backward, (key, False))
 
 
+def _index_add_source(x: Tensor, dim: int, index, source, alpha, op: str):
+    """The key of x's slices along ``dim`` at ``index``, and ``alpha * source`` (checked: x's dtype, their shape)."""
+    dim = normalize_dim(dim, x._data.ndim, op)
+    idx = _index_array(index, op, x._data).reshape(-1)
+    source = operand(source, x)
+    _same_dtype(op, x, source, "source")
+    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
+    if source.shape != expected:
+        raise ValueError(f"{op}: source has shape {source.shape}, expected {expected}")
+    alpha = integer_scalar(alpha, x._data, source._data)
+    return (slice(None),) * dim + (idx,), (source if alpha == 1 else source * alpha)
+
+
 @register("index_add", methods=("index_add",))
 def index_add(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     """A copy of ``x`` with ``alpha * source`` added to the slices along ``dim`` at ``index``."""
-    dim = normalize_dim(dim, x._data.ndim, "index_add")
-    idx = _index_array(index, "index_add", x._data).reshape(-1)
-    source = operand(source, x)
-    _same_dtype("index_add", x, source, "source")
-    key = (slice(None),) * dim + (idx,)
-    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
-    if source.shape != expected:
-        raise ValueError(f"index_add: source has shape {source.shape}, expected {expected}")
-    alpha = integer_scalar(alpha, x._data, source._data)
-    src = source if alpha == 1 else source * alpha
+    key, src = _index_add_source(x, dim, index, source, alpha, "index_add")
     data = x._data.copy()
     backend.scatter_add(data, key, src._data)
     return make(data, (x, src), scatter_backward, (key, True))
@@ -338,16 +342,7 @@ def scatter_add_(x: Tensor, dim: int, index, src) -> Tensor:
 def index_add_(x: Tensor, dim: int, index, source, alpha=1) -> Tensor:
     """``index_add`` in place: ``alpha * source`` added to x's slices along ``dim`` at ``index``; returns x."""
     check_target(x, "index_add_")
-    dim = normalize_dim(dim, x._data.ndim, "index_add_")
-    idx = _index_array(index, "index_add_", x._data).reshape(-1)
-    source = operand(source, x)
-    _same_dtype("index_add_", x, source, "source")
-    key = (slice(None),) * dim + (idx,)
-    expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
-    if source.shape != expected:
-        raise ValueError(f"index_add_: source has shape {source.shape}, expected {expected}")
-    alpha = integer_scalar(alpha, x._data, source._data)
-    src = source if alpha == 1 else source * alpha
+    key, src = _index_add_source(x, dim, index, source, alpha, "index_add_")
     recorded = records(x, src)
     pending = begin(x, "index_add_") if recorded else None
     backend.scatter_add(x._data, key, src._data)
