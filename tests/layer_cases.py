@@ -16,6 +16,7 @@ TORCH_LAYERS = {
     "BatchNorm1d": ((3,), {}, lambda rng: rng.standard_normal((6, 3))),
     "BatchNorm2d": ((3,), {}, lambda rng: rng.standard_normal((4, 3, 2, 2))),
     "GroupNorm": ((2, 4), {}, lambda rng: rng.standard_normal((3, 4, 5))),
+    "InstanceNorm2d": ((3,), {"affine": True}, lambda rng: rng.standard_normal((2, 3, 4, 4))),
     "MultiheadAttention": ((4, 2), {}, lambda rng: rng.standard_normal((5, 2, 4))),
 }
 

@@ -34,7 +34,7 @@ from taugrad.nn.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
 )
 from taugrad.nn.conv import Conv1d, Conv2d, ConvTranspose2d
-from taugrad.nn.normalization import BatchNorm1d, BatchNorm2d, Dropout2d, GroupNorm, Upsample
+from taugrad.nn.normalization import BatchNorm1d, BatchNorm2d, Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, Upsample
 from taugrad.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool1d, MaxPool2d
 
 __all__ = [
@@ -56,7 +56,7 @@ __all__ = [
     "MLP",
     "Conv1d", "Conv2d", "ConvTranspose2d",
     "MaxPool1d", "MaxPool2d", "AvgPool2d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d",
-    "BatchNorm1d", "BatchNorm2d", "GroupNorm", "Dropout2d", "Upsample",
+    "BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "Dropout2d", "Upsample",
     "Unflatten",
     "ModuleDict", "ParameterList", "ParameterDict",
     "Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid",

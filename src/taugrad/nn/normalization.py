@@ -26,14 +26,27 @@ from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops import norm as _norm
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "Dropout2d", "Upsample"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "Dropout2d", "Upsample"]
+
+
+def _affine_parameters(module: Module, affine: bool, bias: bool, n: int, dtype) -> None:
+    """A norm layer's ``weight`` (ones) and ``bias`` (zeros) of ``n`` values; ``bias=False`` keeps only the weight."""
+    if affine:
+        module.weight = Parameter(np.ones(n, dtype=dtype))
+    else:
+        module.register_parameter("weight", None)
+    if affine and bias:
+        module.bias = Parameter(np.zeros(n, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
 
 
 class _BatchNorm(Module):
     _input_dims: tuple = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
@@ -43,12 +56,7 @@ class _BatchNorm(Module):
         self.momentum = momentum
         self.affine = bool(affine)
         self.track_running_stats = bool(track_running_stats)
-        if self.affine:
-            self.weight = Parameter(np.ones(self.num_features, dtype=dtype))
-            self.bias = Parameter(np.zeros(self.num_features, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.affine, bias, self.num_features, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype=dtype)))
             self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype=dtype)))
@@ -83,7 +91,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -102,7 +110,7 @@ class GroupNorm(Module):
     """Normalise each sample over groups of channels (independent of the batch), then scale/shift per channel."""
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         if num_groups < 1 or num_channels % num_groups:
@@ -111,19 +119,64 @@ class GroupNorm(Module):
         self.num_channels = int(num_channels)
         self.eps = float(eps)
         self.affine = bool(affine)
-        if self.affine:
-            self.weight = Parameter(np.ones(self.num_channels, dtype=dtype))
-            self.bias = Parameter(np.zeros(self.num_channels, dtype=dtype))
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.affine, bias, self.num_channels, dtype)
         place(self, dev)
 
     def forward(self, x: Any) -> Tensor:
         return _norm.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, bias={self.bias is not None}"
+
+
+class _InstanceNorm(Module):
+    """Normalise each sample's channels over space (``group_norm`` with one group per channel)."""
+
+    _input_dims: tuple = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: Optional[float] = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
+        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
+            raise ValueError(f"{type(self).__name__}: num_features must be a positive int, got {num_features!r}")
+        if track_running_stats:
+            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not supported")
+        self.num_features = int(num_features)
+        self.eps = float(eps)
+        self.momentum = momentum
+        self.affine = bool(affine)
+        self.track_running_stats = False
+        _affine_parameters(self, self.affine, bias, self.num_features, dtype)
+        place(self, dev)
+
+    def forward(self, x: Any) -> Tensor:
+        x = x if isinstance(x, Tensor) else Tensor(x)
+        batched, unbatched = self._input_dims
+        if x.ndim not in (batched, unbatched):
+            raise ValueError(f"{type(self).__name__}: expected a {unbatched}-D or {batched}-D input, "
+                             f"got shape {tuple(x.shape)}")
+        single = x.ndim == unbatched
+        out = _norm.group_norm(x.unsqueeze(0) if single else x, x.shape[0 if single else 1], self.weight, self.bias,
+                               self.eps)
+        return out.squeeze(0) if single else out
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance norm over (N, C, L) or unbatched (C, L): statistics per sample and channel over the length."""
+
+    _input_dims = (3, 2)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance norm over (N, C, H, W) or unbatched (C, H, W): statistics per sample and channel over space."""
+
+    _input_dims = (4, 3)
 
 
 class Dropout2d(Module):
