@@ -7,7 +7,10 @@ Activations:  relu, gelu, tanh, sigmoid, softmax, log_softmax, softmin, silu, le
               celu, softplus, mish, hardtanh, relu6, hardswish, hardsigmoid, softsign, logsigmoid,
               glu, threshold, softshrink, hardshrink, tanhshrink, rrelu (evaluation only)
 Distances:    cosine_similarity, pairwise_distance
-Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits
+Losses:       cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits, l1_loss, smooth_l1_loss,
+              huber_loss, binary_cross_entropy, kl_div
+Margin losses: margin_ranking_loss, hinge_embedding_loss, soft_margin_loss, multilabel_soft_margin_loss,
+              cosine_embedding_loss, poisson_nll_loss, gaussian_nll_loss, triplet_margin_loss, multi_margin_loss
 Other:        dropout, linear, one_hot, pad
 CNNs:         conv1d, conv2d, conv_transpose2d, unfold, fold, max/avg/adaptive pooling,
               batch_norm, group_norm, dropout2d, interpolate
@@ -32,6 +35,10 @@ from taugrad.functional_attention import scaled_dot_product_attention
 from taugrad.functional_distances import cosine_similarity, pairwise_distance
 from taugrad.functional_losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, smooth_l1_loss,
+)
+from taugrad.functional_margin_losses import (
+    cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
+    multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
 )
 from taugrad.tensors.ops.losses import (
     cross_entropy,
@@ -95,6 +102,15 @@ __all__ = [
     "huber_loss",
     "binary_cross_entropy",
     "kl_div",
+    "margin_ranking_loss",
+    "hinge_embedding_loss",
+    "soft_margin_loss",
+    "multilabel_soft_margin_loss",
+    "cosine_embedding_loss",
+    "poisson_nll_loss",
+    "gaussian_nll_loss",
+    "triplet_margin_loss",
+    "multi_margin_loss",
     "scaled_dot_product_attention",
     # convolutional networks
     "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold",

@@ -32,6 +32,8 @@ from taugrad.nn.container import ModuleDict, ParameterDict, ParameterList
 from taugrad.nn.layers import Unflatten
 from taugrad.nn.loss import (
     BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss, SmoothL1Loss,
+    CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss, MarginRankingLoss, MultiLabelSoftMarginLoss,
+    MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
 )
 from taugrad.nn.conv import Conv1d, Conv2d, ConvTranspose2d
 from taugrad.nn.normalization import BatchNorm1d, BatchNorm2d, Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, Upsample
@@ -64,7 +66,8 @@ __all__ = [
     "Tanhshrink", "RReLU",
     "CosineSimilarity", "PairwiseDistance",
     "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss",
-    "KLDivLoss",
+    "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
+    "CosineEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss", "TripletMarginLoss", "MultiMarginLoss",
     "MultiheadAttention",
     "functional",
     "init",
