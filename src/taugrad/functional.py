@@ -32,6 +32,8 @@ from taugrad.functional_activations import (
     mish, normalize, relu6, rrelu, selu, silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
 )
 from taugrad.functional_attention import scaled_dot_product_attention
+from taugrad import functional_activations as _activations, functional_distances as _distances
+from taugrad import functional_losses as _losses, functional_margin_losses as _margin_losses
 from taugrad.functional_distances import cosine_similarity, pairwise_distance
 from taugrad.functional_losses import (
     binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, smooth_l1_loss,
@@ -72,51 +74,15 @@ __all__ = [
     "linear",
     "one_hot",
     "pad",
-    "silu",
-    "leaky_relu",
-    "elu",
-    "softplus",
-    "hardtanh",
-    "relu6",
-    "softsign",
-    "logsigmoid",
-    "selu",
-    "celu",
-    "mish",
-    "hardswish",
-    "hardsigmoid",
-    "glu",
-    "softmin",
-    "threshold",
-    "softshrink",
-    "hardshrink",
-    "tanhshrink",
-    "rrelu",
-    "cosine_similarity",
-    "pairwise_distance",
-    "normalize",
-    "layer_norm",
-    "embedding",
-    "l1_loss",
-    "smooth_l1_loss",
-    "huber_loss",
-    "binary_cross_entropy",
-    "kl_div",
-    "margin_ranking_loss",
-    "hinge_embedding_loss",
-    "soft_margin_loss",
-    "multilabel_soft_margin_loss",
-    "cosine_embedding_loss",
-    "poisson_nll_loss",
-    "gaussian_nll_loss",
-    "triplet_margin_loss",
-    "multi_margin_loss",
     "scaled_dot_product_attention",
     # convolutional networks
     "conv1d", "conv2d", "conv_transpose2d", "unfold", "fold",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "adaptive_max_pool2d",
     "batch_norm", "group_norm", "dropout2d", "interpolate",
 ]
+# the composed activations, distances and losses: each module's own list
+__all__ += [name for module in (_activations, _distances, _losses, _margin_losses)
+            for name in module.__all__ if name not in __all__]
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor = None) -> Tensor:

@@ -23,7 +23,7 @@ from taugrad.tensors.backend import array_module
 from taugrad.tensors.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import minimum, where
-from taugrad.tensors.ops.losses import legacy_reduction
+from taugrad.tensors.ops.losses import _check_reduction, legacy_reduction  # the fused losses' checks
 
 __all__ = [
     "margin_ranking_loss",
@@ -45,11 +45,6 @@ def _floating_input(x: Any, op: str, name: str = "input") -> Tensor:
     if t._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: {name} must be floating, got dtype {t._data.dtype}")
     return t
-
-
-def _check_reduction(reduction: str, op: str) -> None:
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
 
 
 def _broadcastable(op: str, *tensors: Tensor) -> None:

@@ -41,6 +41,12 @@ def _affine_parameters(module: Module, affine: bool, bias: bool, n: int, dtype) 
         module.register_parameter("bias", None)
 
 
+def _num_features(module: Module, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{type(module).__name__}: num_features must be a positive int, got {value!r}")
+    return int(value)
+
+
 class _BatchNorm(Module):
     _input_dims: tuple = ()
 
@@ -49,9 +55,7 @@ class _BatchNorm(Module):
                  bias: bool = True) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
-        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
-            raise ValueError(f"{type(self).__name__}: num_features must be a positive int, got {num_features!r}")
-        self.num_features = int(num_features)
+        self.num_features = _num_features(self, num_features)
         self.eps = float(eps)
         self.momentum = momentum
         self.affine = bool(affine)
@@ -139,11 +143,9 @@ class _InstanceNorm(Module):
                  bias: bool = True) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
-        if isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer)) or num_features < 1:
-            raise ValueError(f"{type(self).__name__}: num_features must be a positive int, got {num_features!r}")
         if track_running_stats:
             raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not supported")
-        self.num_features = int(num_features)
+        self.num_features = _num_features(self, num_features)
         self.eps = float(eps)
         self.momentum = momentum
         self.affine = bool(affine)
@@ -162,9 +164,7 @@ class _InstanceNorm(Module):
                                self.eps)
         return out.squeeze(0) if single else out
 
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+    extra_repr = _BatchNorm.extra_repr  # the same fields, in torch's order
 
 
 class InstanceNorm1d(_InstanceNorm):
