@@ -44,10 +44,10 @@ def test_device_and_dtype_are_in_torchs_order(name):
             assert theirs.index(p.name) == index, (name, p.name)
 
 
-def test_embedding_takes_device_and_dtype_only_by_keyword():
+def test_embedding_binds_its_third_positional_argument_to_padding_idx():
     """torch's third positional argument is padding_idx: it must not land in device or dtype."""
-    with pytest.raises(TypeError):
-        nn.Embedding(7, 3, 0)
+    layer = nn.Embedding(7, 3, 0)
+    assert layer.padding_idx == 0 and layer.weight.dtype == taugrad.float32
     assert nn.Embedding(7, 3, dtype=F64).weight.dtype == F64
 
 

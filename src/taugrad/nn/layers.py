@@ -15,7 +15,8 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 
 import numpy as np
 
-from taugrad.functional import dropout
+from taugrad.functional import dropout, embedding
+from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
@@ -161,35 +162,76 @@ class Embedding(Module):
 
     Initialised from ``N(0, 1)`` as in PyTorch.  The input holds integer indices
     of any shape; the output appends ``embedding_dim``.  Rows used several times
-    accumulate their gradients.  ``device`` and ``dtype`` are keyword-only:
-    PyTorch's third positional argument is ``padding_idx``, which taugrad does
-    not take, so a positional call must not bind it to something else.
+    accumulate their gradients.  ``padding_idx`` (negative counts from the end)
+    names a row that starts at zeros and gets no gradient, as PyTorch's.
+    ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are refused by
+    :func:`taugrad.nn.functional.embedding` when the layer runs.
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, *, device: Any = None, dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
+                 max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         self.num_embeddings = _check_size(num_embeddings, "num_embeddings", 1)
         self.embedding_dim = _check_size(embedding_dim, "embedding_dim")
-        self.weight = _empty((self.num_embeddings, self.embedding_dim), dtype)
-        self.reset_parameters()
+        self.padding_idx = _padding_row(padding_idx, self.num_embeddings)
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = _empty((self.num_embeddings, self.embedding_dim), dtype)
+            self.reset_parameters()
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            if tuple(self.weight.shape) != (self.num_embeddings, self.embedding_dim):
+                raise ValueError(f"Embedding: _weight must have shape ({self.num_embeddings}, "
+                                 f"{self.embedding_dim}), got {tuple(self.weight.shape)}")
         place(self, dev)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True, padding_idx: Optional[int] = None,
+                        max_norm: Optional[float] = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> "Embedding":
+        """A layer whose weight is ``embeddings`` (2-d), frozen unless ``freeze=False``, as PyTorch's."""
+        if embeddings.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-d, got shape {tuple(embeddings.shape)}")
+        rows, cols = embeddings.shape
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
+                   _freeze=freeze)
 
     def reset_parameters(self) -> None:
         init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0)
 
     def forward(self, indices: Any) -> Tensor:
-        index = indices._data if isinstance(indices, Tensor) else as_array(indices)
-        if index.dtype.kind not in "iu":
-            raise TypeError(f"Embedding expects integer indices, got dtype {index.dtype}")
-        # one check, so one read-back from a device (a GPU would wrap a bad index around silently)
-        if index.size and bool(((index < 0) | (index >= self.num_embeddings)).any()):
-            raise IndexError(f"Embedding index out of range: indices must be in [0, {self.num_embeddings}), "
-                             f"got min {index.min()} and max {index.max()}")
-        return self.weight[index]
+        return embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                         self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        if self.sparse:
+            text += ", sparse=True"
+        return text
+
+
+def _padding_row(padding_idx: Optional[int], rows: int) -> Optional[int]:
+    """``padding_idx`` as a row number in ``[0, rows)`` (negative counts from the end), or None."""
+    if padding_idx is None:
+        return None
+    if not -rows <= padding_idx < rows:
+        raise ValueError(f"Embedding: padding_idx must be within num_embeddings ({rows}), got {padding_idx}")
+    return padding_idx % rows
 
 
 class LayerNorm(Module):
