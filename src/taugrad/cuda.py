@@ -10,6 +10,7 @@ saying what is missing: CuPy, or a GPU.
 from __future__ import annotations
 
 from taugrad.tensors import backend as _backend
+from taugrad.tensors.device_checks import raise_pending
 from taugrad.tensors.generator import _CUDA_SEED, cuda_generator, manual_seed_cuda
 
 __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
@@ -87,13 +88,19 @@ def get_device_capability(device=None) -> tuple:
 
 
 def synchronize(device=None) -> None:
-    """Wait until every kernel queued on the device has finished (for timing)."""
+    """Wait until every kernel queued on the device has finished (for timing).
+
+    Then raises the error of any index check the device failed meanwhile (a
+    class target or embedding index out of range), as torch's device-side
+    asserts surface at its synchronize.
+    """
     module = _cupy("cuda.synchronize")
     if _is_cupy(module):
         if device is None:
             module.cuda.Device().synchronize()
         else:
             module.cuda.Device(_index(device, "cuda.synchronize")).synchronize()
+    raise_pending()
 
 
 def empty_cache() -> None:

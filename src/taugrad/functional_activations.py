@@ -13,6 +13,7 @@ import numpy as np
 
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import array_module
+from taugrad.tensors.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
@@ -321,9 +322,13 @@ def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
-    # one check, so one read-back from a device (a GPU would wrap a bad index around silently)
-    if index.size and bool(((index < 0) | (index >= rows)).any()):
-        raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
+    if isinstance(index, np.ndarray):
+        if index.size and as_unsigned(index).max() >= rows:  # one pass for both bounds
+            raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
+    else:  # the check stays on the device; index 0 stands in until it raises at the next read
+        outside = outside_on_device(index, rows, ("embedding", rows), IndexError,
+                                    f"embedding: an index is out of range for {rows} rows")
+        index = array_module(index).where(outside, 0, index)
     out = weight[index]
     if padding_idx is not None:
         keep = (index != padding_idx % rows)[..., None].astype(weight._data.dtype)

@@ -21,12 +21,48 @@ Because it computes with NumPy, results on it must EQUAL the CPU results.
 """
 from __future__ import annotations
 
+import contextlib
 import operator
+import os
+import sys
 import types
 
 import numpy as np
 
 from taugrad.tensors import backend
+
+#: where device-to-host reads happened, while :func:`recording_syncs` is on (None when off)
+_SYNCS = None
+
+
+def _sync(what: str) -> None:
+    """Note a read that makes the host wait for the device (CuPy's ``bool()``, ``.item()``, ``.get()``...)."""
+    if _SYNCS is not None:
+        _SYNCS.append((what, _caller()))
+
+
+def _caller() -> str:
+    """``file:line`` of the innermost frame of taugrad's own source that led to the read."""
+    frame, where = sys._getframe(2), "no taugrad frame"
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if f"{os.sep}taugrad{os.sep}" in path and f"{os.sep}tests{os.sep}" not in path:
+            where = f"{path.split(os.sep + 'taugrad' + os.sep)[-1]}:{frame.f_lineno}"
+            break
+        frame = frame.f_back
+    return where
+
+
+@contextlib.contextmanager
+def recording_syncs():
+    """Collect ``(what, taugrad file:line)`` for every device-to-host read inside the block."""
+    global _SYNCS
+    before, _SYNCS = _SYNCS, []
+    try:
+        yield _SYNCS
+    finally:
+        _SYNCS = before
+
 
 class EscapedNumPyCall(TypeError):
     """A NumPy function, operator or conversion received a fake-device array."""
@@ -125,6 +161,10 @@ class _Device:
 _DEVICE0 = _Device()
 
 
+#: array methods that copy values to the host (the host waits for the device)
+_HOST_READS = {"item", "tolist"}
+
+
 class StrictArray:
     """An array on the fake device: a NumPy array that refuses to meet NumPy."""
 
@@ -169,6 +209,7 @@ class StrictArray:
 
     def get(self) -> np.ndarray:
         """A host copy (CuPy's ``ndarray.get``)."""
+        _sync(".get()")
         return self._a.copy()
 
     def __getattr__(self, name):
@@ -177,6 +218,8 @@ class StrictArray:
                                              "byteswap", "newbyteorder", "getfield", "setfield"):
             raise AttributeError(f"strict backend: array has no attribute {name!r} (host-only)")
         attr = getattr(self._a, name)
+        if name in _HOST_READS:
+            _sync(f".{name}()")
         if not callable(attr):
             return wrap(attr)
 
@@ -200,18 +243,23 @@ class StrictArray:
             yield wrap(row)
 
     def __bool__(self):
+        _sync("bool()")
         return bool(self._a)
 
     def __float__(self):
+        _sync("float()")
         return float(self._a)
 
     def __int__(self):
+        _sync("int()")
         return int(self._a)
 
     def __complex__(self):
+        _sync("complex()")
         return complex(self._a)
 
     def __index__(self):
+        _sync("index()")
         return operator.index(self._a)
 
     def __repr__(self):
@@ -337,6 +385,7 @@ xp = StrictModule("strict_xp", np)
 
 
 def _to_host(arr: StrictArray) -> np.ndarray:
+    _sync("to_host")
     return arr._a.copy()
 
 

@@ -32,7 +32,7 @@ _PACKAGE_DIR = os.path.dirname(_COMPILE_DIR)
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 
 #: Tensor methods through which the *user* reads a value
-_USER_FACING = {"item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__format__", "__repr__",
+_USER_FACING = {"item", "_host_item", "tolist", "__bool__", "__float__", "__int__", "__index__", "__format__", "__repr__",
                 "__str__", "__round__", "numpy", "__array__", "__iter__", "__complex__", "__len__"}
 
 

@@ -26,6 +26,8 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
+from taugrad.tensors.device_checks import raise_pending
+
 #: the device types ``torch.device`` accepts (most exist only in PyTorch builds for that hardware)
 KNOWN_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia", "vulkan", "lazy",
                "privateuseone")
@@ -377,6 +379,7 @@ def to_host(array) -> np.ndarray:
     """``array`` as a NumPy array (itself for a NumPy array: no copy)."""
     if isinstance(array, np.ndarray):
         return array
+    raise_pending()  # a value is about to be seen: first the checks the device has not answered yet
     return _backend_of(array).to_host(array)
 
 

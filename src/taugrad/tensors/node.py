@@ -44,6 +44,7 @@ from taugrad.tensors.backend import ARRAY_MODULES, device_of, is_array, same_bac
 from taugrad.tensors.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
+from taugrad.tensors.device_checks import raise_pending
 from taugrad.tensors.dtypes import is_numeric, python_number_dtype
 from taugrad.tensors.grad_fn import grad_fn_of, op_name
 from taugrad.tensors.printing import tensor_repr
@@ -352,10 +353,18 @@ class Tensor:
         """The single element as a Python number."""
         if self._data.size != 1:
             raise ValueError(f"item(): tensor has {self._data.size} elements, expected exactly 1")
-        return self._data.item()
+        return self._host_item()
 
     def tolist(self):
+        if not isinstance(self._data, np.ndarray):
+            raise_pending()
         return self._data.tolist()
+
+    def _host_item(self):
+        """The one element as a Python number: on a device, after the checks it has not answered yet."""
+        if not isinstance(self._data, np.ndarray):
+            raise_pending()
+        return self._data.item()
 
     def __array__(self, dtype=None, copy=None):
         if not isinstance(self._data, np.ndarray):
@@ -381,6 +390,8 @@ class Tensor:
             raise BufferError("__dlpack__: can't export a tensor that requires grad; use tensor.detach()")
         if stream is not None:
             kwargs["stream"] = stream
+        if not isinstance(self._data, np.ndarray):  # the other library may read the values next
+            raise_pending()
         return self._data.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
@@ -396,11 +407,11 @@ class Tensor:
     def __index__(self) -> int:
         if self._data.size != 1 or self._data.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be used as an index")
-        return int(self._data.item())
+        return int(self._host_item())
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:  # f"{loss:.4f}" formats the number, as PyTorch
-            return format(self._data.item(), spec)
+            return format(self._host_item(), spec)
         if spec:
             raise TypeError(f"unsupported format string {spec!r} for a tensor of shape {self._data.shape}: "
                             f"only 0-d tensors format as numbers (use .item())")
@@ -415,7 +426,7 @@ class Tensor:
             raise ValueError(
                 f"the truth value of a tensor with {self._data.size} elements is ambiguous; use .any() or .all()"
             )
-        return bool(self._data.item())
+        return bool(self._host_item())
 
     def __iter__(self):
         if self._data.ndim == 0:

@@ -15,6 +15,7 @@ import numpy as np
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import array_module, device_of, is_array, move_like, same_backend
+from taugrad.tensors.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.errstate import quiet, restore, silence
 from taugrad.tensors.node import constant, make
 from taugrad.tensors.generator import get_generator
@@ -143,12 +144,8 @@ def _target_array(target, like, op: str, what: str = "target"):
                        f"got the input on {device_of(like)} and the {what} on {device_of(t)}")
 
 
-def _class_targets(target, like, classes: int, logits_shape, op: str, ignore_index=None):
-    """Integer class indices as an array beside the logits' array ``like``, with clear errors for the usual mistakes.
-
-    With ``ignore_index`` given, targets equal to it raise :class:`_IgnoredTargets`
-    (the caller then takes the path that can skip them).
-    """
+def _class_targets(target, like, logits_shape, op: str):
+    """Integer class indices as an array beside the logits' array ``like``, with clear errors for the usual mistakes."""
     t = _target_array(target, like, op)
     if t.dtype.kind not in "iu":
         raise TypeError(
@@ -160,50 +157,58 @@ def _class_targets(target, like, classes: int, logits_shape, op: str, ignore_ind
         raise ValueError(
             f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
         )
-    # one pass for both bounds: seen as unsigned (same size and byte order), a
-    # negative index is huge
-    as_unsigned = t if t.dtype.kind == "u" else t.view(_unsigned_twin(t.dtype))
-    if t.size and as_unsigned.max() >= classes:
-        if ignore_index is not None and bool((t == ignore_index).any()):
-            raise _IgnoredTargets
-        low = t.min()
-        bad = int(low) if low < 0 else int(t.max())
-        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
     return t
 
 
-_UNSIGNED_TWINS = {}
+def _check_classes_now(t, classes: int, op: str, ignore_index=None) -> None:
+    """Raise if a target is not a class (on the CPU, where asking costs nothing).
+
+    With ``ignore_index`` given, targets equal to it raise :class:`_IgnoredTargets`
+    (the caller then takes the path that can skip them).
+    """
+    if t.size and as_unsigned(t).max() >= classes:  # one pass for both bounds
+        if ignore_index is not None and bool((t == ignore_index).any()):
+            raise _IgnoredTargets
+        _raise_out_of_range(t, classes, op)
 
 
-def _unsigned_twin(dtype):
-    """The unsigned integer dtype of ``dtype``'s size and byte order (cached: every loss call needs it)."""
-    twin = _UNSIGNED_TWINS.get(dtype)
-    if twin is None:  # a handful of integer dtypes exist, so the cache stays small
-        twin = _UNSIGNED_TWINS[dtype] = np.dtype(dtype.str.replace("i", "u"))
-    return twin
+def _raise_out_of_range(t, classes: int, op: str):
+    low = t.min()
+    bad = int(low) if low < 0 else int(t.max())
+    raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
+
+
+def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
+    """Targets outside ``[0, classes)`` on a device, with the check that each is ``ignore_index`` left pending."""
+    return outside_on_device(t, classes, (op, classes), ValueError,
+                             f"{op}: a target is out of range for {classes} classes (0 to {classes - 1})",
+                             allowed=ignore_index)
 
 
 @rule("cross_entropy", reads=(0,), gives=NEW)
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
-    The first-order path reuses the forward's exponentials; the create_graph
+    On a device the rows carry a weight ``kept_i`` (0 where the target is
+    ``ignore_index``) and 'mean' divides by ``sum_i kept_i``.  The first-order path reuses the forward's exponentials; the create_graph
     path recomputes the softmax with Tensor ops.
     """
-    target, reduction, e, s = node._ctx
+    target, reduction, e, s, kept, count = node._ctx
     n = len(target)
     rows = _row_indices(n, target)  # from the cache, not the graph: a graph holds only what it owns
-    scale = _reduction_grad(g, n, reduction)
+    if kept is None:
+        scale = _reduction_grad(g, n, reduction)
+    else:  # on a device: rows whose target is ignored get none, 'mean' divides by the rows kept
+        scale = (g * (1.0 / count) if reduction == "mean" else g) * kept
+    weight = scale.reshape(n, 1) if scale.ndim else scale
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
         probs = (x - x.logsumexp(dim=1, keepdim=True)).exp()
         onehot = array_module(x._data).zeros(x.shape, dtype=x.dtype)
         onehot[rows, target] = 1
-        weight = scale.reshape((n, 1)) if reduction == "none" else scale
         return ((probs - onehot) * weight,)
     # (softmax - onehot) * scale, as e * (scale / s) - scale at the targets: one
     # pass over the logits' shape instead of three
-    weight = scale.reshape(n, 1) if reduction == "none" else scale
     grad = e * (weight / s)
     grad[rows, target] -= scale
     return (grad,)
@@ -231,18 +236,12 @@ def _row_indices(n: int, like):
 
 
 def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor:
-    """Run ``loss_fn``, defined on (N, C) scores, for one sample (C,) or for (N, C, d1, ...).
+    """Run ``loss_fn``, defined on (N, C) scores, for (N, C, d1, ...) scores.
 
-    One sample is a batch of one; extra dimensions put the classes last and
-    make one row per position (targets (N, d1, ...)), as PyTorch's losses do.
+    The extra dimensions put the classes last and make one row per position
+    (targets (N, d1, ...)), as PyTorch's losses do.
     """
     shape = scores.shape
-    if len(shape) == 0:
-        raise ValueError(f"{op}: the input needs a class dimension, got a 0-d tensor")
-    if len(shape) == 1:
-        t = _class_targets(target, scores._data, shape[0], shape, op)
-        loss = loss_fn(scores.reshape(1, shape[0]), t.reshape(1), reduction)
-        return loss.reshape(()) if reduction == "none" else loss
     t = _target_array(target, scores._data, op)
     if t.shape != (shape[0],) + shape[2:]:
         raise ValueError(f"{op}: an input of shape {shape} needs targets of shape {(shape[0],) + shape[2:]}, got {t.shape}")
@@ -314,31 +313,57 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
     x = logits._data
     shape = x.shape
     n, classes = shape
-    t = _class_targets(target, x, classes, shape, "cross_entropy", ignore_index)
+    t = _class_targets(target, x, shape, "cross_entropy")
     if x.dtype.kind not in "fc":
         raise TypeError(f"cross_entropy: logits must be floating, got dtype {x.dtype}")
+    if not isinstance(x, np.ndarray):  # a recording subclass under taugrad.compile is the CPU too
+        return _fused_cross_entropy_on_device(logits, t, reduction, ignore_index)
+    _check_classes_now(t, classes, "cross_entropy", ignore_index)
     rows = _row_indices(n, x)
-    xp = array_module(x)
+    xp = np
     # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch);
     # quiet() without a with block, two Python calls fewer on every training step
     token = silence()
     try:
-        if reduction != "none" and n and type(x) is np.ndarray:
+        if reduction != "none" and n:
             # Optimistic: shift by the row maxima without checking them.  If the
             # loss is finite, every maximum was (an infinite or nan one turns its
-            # row's sum into nan), and the result is the checked one's.  (Not on
-            # a device: the finiteness test would read the loss back.)
+            # row's sum into nan), and the result is the checked one's.
             shifted = x - x.max(axis=1, keepdims=True)
             e, s, losses = _softmax_terms(xp, shifted, rows, t)
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):
-                return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
+                return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, None, None))
         shifted = _shift(x, 1)  # rows of -inf shifted by 0: their -inf stay -inf
         e, s, losses = _softmax_terms(xp, shifted, rows, t)
         loss = _reduce(losses, reduction)
     finally:
         restore(token)
-    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s))
+    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, None, None))
+
+
+def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_index) -> Tensor:
+    """The fused op on a device, where asking whether a target is ignored or bad would wait for the device.
+
+    Every row is computed, then multiplied by ``kept`` (0 where the target is
+    ``ignore_index``); 'mean' divides by the rows kept.  A target that is
+    neither a class nor ``ignore_index`` raises at the next read of a value
+    (:mod:`taugrad.tensors.device_checks`); meanwhile it reads class 0.
+    """
+    x = logits._data
+    n, classes = x.shape
+    xp = array_module(x)
+    outside = _outside_classes_on_device(t, classes, "cross_entropy", ignore_index)
+    t = xp.where(outside, 0, t)
+    kept = xp.subtract(1, outside, dtype=x.dtype)
+    with quiet():  # a row of -inf gives nan, and every row ignored 0 / 0 = nan, as PyTorch
+        e, s, losses = _softmax_terms(xp, _shift(x, 1), _row_indices(n, x), t)
+        losses = losses * kept
+        count = kept.sum() if reduction == "mean" else None
+        loss = losses if reduction == "none" else xp.add.reduce(losses, axis=None)
+        if count is not None:
+            loss = loss * (1.0 / count)
+    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, kept, count))
 
 
 def _softmax_terms(xp, shifted, rows, t):
@@ -393,9 +418,11 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     valid = t != ignore_index
     xp = array_module(t)
     safe = xp.where(valid, t, 0)
-    if safe.size and bool(((safe < 0) | (safe >= classes)).any()):  # one read-back from a device
-        bad = int(safe.min()) if safe.min() < 0 else int(safe.max())
-        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
+    if isinstance(safe, np.ndarray):
+        if safe.size and as_unsigned(safe).max() >= classes:
+            _raise_out_of_range(safe, classes, op)
+    else:
+        safe = xp.where(_outside_classes_on_device(safe, classes, op), 0, safe)
     dtype = rows._data.dtype
     w = _class_weights(weight, classes, rows._data, op)
     picked_weight = (w[safe] * valid).astype(dtype, copy=False)

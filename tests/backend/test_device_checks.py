@@ -1,0 +1,179 @@
+"""Index checks on a device never make the host wait, and never let a bad index through unseen.
+
+On a GPU, ``bool(flag)`` waits for every kernel queued before it.  A
+training step must not read anything back: the checks of class targets and
+embedding indices stay on the device, and their error is raised at the next
+read of a value (``.item()``, printing, ``.cpu()``...), as torch's
+device-side asserts are.  The strict fake records every device-to-host read
+(:func:`strict_backend.recording_syncs`), so these tests count them on every
+machine; the ``cuda``-marked runs repeat the error tests on CuPy.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import taugrad
+import taugrad.nn.functional as F
+from taugrad import nn, optim
+
+from . import strict_backend
+
+
+class TinyGPT(nn.Module):
+    """Token and position embeddings, one causal attention block, a language-model head."""
+
+    def __init__(self, vocab=11, block=6, width=8):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, width), nn.Embedding(block, width)
+        self.norm, self.qkv, self.head = nn.LayerNorm(width), nn.Linear(width, 3 * width), nn.Linear(width, vocab)
+
+    def forward(self, idx):
+        T = idx.shape[1]
+        x = self.tok(idx) + self.pos(taugrad.arange(T, device=idx.device))
+        q, k, v = self.qkv(self.norm(x)).split(x.shape[-1], dim=-1)
+        x = x + F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.head(x)
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(12, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 5))
+
+
+STEPS = {
+    "mlp-sgd": (_mlp, lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4),
+                lambda r: (r.standard_normal((8, 12)).astype(np.float32), r.integers(0, 5, 8))),
+    "mlp-adamw": (_mlp, lambda p: optim.AdamW(p, lr=1e-3),
+                  lambda r: (r.standard_normal((8, 12)).astype(np.float32), r.integers(0, 5, 8))),
+    "gpt-adamw": (TinyGPT, lambda p: optim.AdamW(p, lr=1e-3),
+                  lambda r: (r.integers(0, 11, (4, 6)), r.integers(0, 11, (4, 6)))),
+}
+
+
+def _loss(model, x, y):
+    logits = model(x)
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+@pytest.mark.parametrize("name", sorted(STEPS))
+def test_a_training_step_reads_nothing_back_from_the_device(fake_cuda, name):
+    make_model, make_optimizer, make_batch = STEPS[name]
+    taugrad.manual_seed(0)
+    model = make_model().to("cuda")
+    optimizer = make_optimizer(model.parameters())
+    x, y = (taugrad.tensor(a, device="cuda") for a in make_batch(np.random.default_rng(0)))
+    for _ in range(2):  # the second step has the optimizer's state
+        with strict_backend.recording_syncs() as syncs:
+            loss = _loss(model, x, y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+        assert syncs == [], f"{name}: the step read values back from the device at {syncs}"
+        assert np.isfinite(loss.item())
+
+
+def test_a_bad_class_target_on_a_device_raises_at_the_next_read(device_backend):
+    logits = taugrad.randn(4, 10, device="cuda", requires_grad=True)
+    target = taugrad.tensor([1, 12, 3, 0], device="cuda")
+    loss = F.cross_entropy(logits, target)  # no error yet: asking would wait for the device
+    loss.backward()
+    with pytest.raises(ValueError, match=r"cross_entropy: a target is out of range for 10 classes \(0 to 9\)"):
+        loss.item()
+    assert np.isfinite(F.cross_entropy(logits, taugrad.tensor([1, 2, 3, 0], device="cuda")).item())
+
+
+@pytest.mark.parametrize("read", ["item", "print", "cpu", "tolist", "bool", "synchronize", "dlpack"])
+def test_every_read_of_a_value_raises_the_pending_error(device_backend, read):
+    weight = taugrad.randn(5, 3, device="cuda")
+    out = F.embedding(taugrad.tensor([[0, 5]], device="cuda"), weight)
+    reads = {"item": lambda: out.sum().item(), "print": lambda: str(out), "cpu": lambda: out.cpu(),
+             "tolist": lambda: out.tolist(), "bool": lambda: bool(out.sum() > 0),
+             "synchronize": taugrad.cuda.synchronize, "dlpack": lambda: out.__dlpack__()}
+    with pytest.raises(IndexError, match=r"embedding: an index is out of range for 5 rows"):
+        reads[read]()
+
+
+def test_negative_indices_and_targets_are_caught_too(device_backend):
+    layer = nn.Embedding(4, 2).to("cuda")
+    with pytest.raises(IndexError, match="out of range for 4 rows"):
+        layer(taugrad.tensor([-1, 2], device="cuda")).sum().item()
+    nll = F.nll_loss(taugrad.randn(3, 4, device="cuda").log_softmax(1), taugrad.tensor([0, -3, 1], device="cuda"))
+    with pytest.raises(ValueError, match=r"nll_loss: a target is out of range for 4 classes"):
+        nll.item()
+
+
+def test_a_failed_check_is_kept_until_read_even_after_good_steps(device_backend):
+    logits = taugrad.randn(2, 3, device="cuda")
+    F.cross_entropy(logits, taugrad.tensor([0, 3], device="cuda"))
+    for _ in range(3):
+        loss = F.cross_entropy(logits, taugrad.tensor([0, 1], device="cuda"))
+    with pytest.raises(ValueError, match="out of range for 3 classes"):
+        loss.item()
+    assert np.isfinite(loss.item())  # raised once; the stand-in values of the bad call are gone with it
+
+
+def test_the_cpu_still_raises_at_once():
+    with pytest.raises(ValueError, match="target 12 is out of range for 10 classes"):
+        F.cross_entropy(taugrad.randn(2, 10), taugrad.tensor([1, 12]))
+    with pytest.raises(IndexError, match="embedding: index out of range for 5 rows: min 0, max 5"):
+        F.embedding(taugrad.tensor([0, 5]), taugrad.randn(5, 3))
+
+
+def _cross_entropy_both(logits, target, **kwargs):
+    """Loss and input gradient on the CPU and on the device, for the same float64 inputs."""
+    results = []
+    for device in ("cpu", "cuda"):
+        x = taugrad.tensor(logits, device=device, requires_grad=True)
+        loss = F.cross_entropy(x, taugrad.tensor(target, device=device), **kwargs)
+        loss.backward(taugrad.ones(loss.shape, dtype=loss.dtype, device=device) * 0.7)
+        results.append((loss.detach().cpu().numpy(), x.grad.cpu().numpy()))
+    return results
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("ignore_index", [-100, 255])
+def test_ignored_targets_on_a_device_count_nowhere_as_on_the_cpu(device_backend, reduction, ignore_index):
+    """The device's fused loss multiplies ignored rows by 0; the CPU takes its composed path: same numbers."""
+    rng = np.random.default_rng(4)
+    logits = rng.standard_normal((6, 5))
+    target = np.array([1, ignore_index, 4, 0, ignore_index, 2])
+    (want, want_grad), (got, got_grad) = _cross_entropy_both(logits, target, ignore_index=ignore_index,
+                                                             reduction=reduction)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12, atol=1e-15)
+    assert not got_grad[[1, 4]].any()
+
+
+def test_ignored_positions_of_a_sequence_and_every_target_ignored(device_backend):
+    rng = np.random.default_rng(5)
+    logits = rng.standard_normal((2, 4, 3))  # (N, C, L)
+    target = np.array([[0, -100, 3], [-100, 1, 2]])
+    (want, want_grad), (got, got_grad) = _cross_entropy_both(logits, target)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12, atol=1e-15)
+    (want, want_grad), (got, got_grad) = _cross_entropy_both(rng.standard_normal((2, 3)), np.array([-100, -100]))
+    assert np.isnan(got) and np.isnan(want)  # 0 / 0, as torch
+    np.testing.assert_array_equal(np.isnan(got_grad), np.isnan(want_grad))
+
+
+def test_second_order_through_the_device_loss_with_ignored_targets(device_backend):
+    logits = np.random.default_rng(6).standard_normal((4, 3))
+    grads = []
+    for device in ("cpu", "cuda"):
+        x = taugrad.tensor(logits, device=device, requires_grad=True)
+        loss = F.cross_entropy(x, taugrad.tensor([2, -100, 0, 1], device=device))
+        (g,) = taugrad.autograd.grad(loss, x, create_graph=True)
+        (gg,) = taugrad.autograd.grad((g * g).sum(), x)
+        grads.append(gg.cpu().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-10, atol=1e-14)
+    assert not grads[1][1].any()
+
+
+def test_float32_losses_on_the_device_equal_the_cpus_without_ignored_targets(fake_cuda):
+    """With no target ignored, the device's masked loss is bit for bit the CPU's (the fake computes with NumPy)."""
+    rng = np.random.default_rng(7)
+    logits, target = rng.standard_normal((9, 7)).astype(np.float32), rng.integers(0, 7, 9)
+    for reduction in ("mean", "sum", "none"):
+        (want, want_grad), (got, got_grad) = _cross_entropy_both(logits, target, reduction=reduction)
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got_grad, want_grad)
