@@ -151,6 +151,21 @@ def test_cross_entropy_with_every_target_ignored_is_nan_as_torch():
     assert math.isnan(float(ours._data)) and math.isnan(theirs.item())
 
 
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("kwargs", [dict(), dict(weight=WEIGHT), dict(label_smoothing=0.2)], ids=["plain", "weight",
+                                                                                                   "smoothing"])
+def test_an_ignored_row_with_a_masked_logit_counts_nowhere_as_torch(kwargs, reduction):
+    """A row whose target is ignored adds 0 even where its logits hold -inf (a mask), not -inf * 0 = nan."""
+    logits = LOGITS.copy()
+    logits[1, 0] = logits[4, 2] = -np.inf
+    targets = np.array([0, -100, 1, 1, -100, 0, 3])
+    x, tx = _pair(logits)
+    theirs_kwargs = dict(kwargs, weight=torch.tensor(kwargs["weight"])) if "weight" in kwargs else kwargs
+    _check(F.cross_entropy(x, targets, reduction=reduction, **kwargs),
+           torch.nn.functional.cross_entropy(tx, torch.tensor(targets), reduction=reduction, **theirs_kwargs),
+           [(x, tx)])
+
+
 def test_cross_entropy_plain_case_stays_one_fused_node():
     x = Tensor(LOGITS, requires_grad=True)
     loss = F.cross_entropy(x, TARGETS)

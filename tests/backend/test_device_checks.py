@@ -72,6 +72,24 @@ def test_a_training_step_reads_nothing_back_from_the_device(fake_cuda, name):
         assert np.isfinite(loss.item())
 
 
+def test_a_cnn_step_reads_back_only_max_poolings_nan_check(fake_cuda):
+    """Max-pooling asks the host whether a tile holds NaN (PyTorch's index rule then takes another path):
+    one read per pooling layer in the forward pass, and none anywhere else in the step."""
+    taugrad.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
+                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 3)).to("cuda")
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    rng = np.random.default_rng(0)
+    x = taugrad.tensor(rng.standard_normal((2, 1, 8, 8)).astype(np.float32), device="cuda")
+    y = taugrad.tensor(rng.integers(0, 3, 2), device="cuda")
+    with strict_backend.recording_syncs() as syncs:
+        loss = F.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert len(syncs) == 2 and all(where.startswith("tensors/ops/pool.py:") for _, where in syncs), syncs
+
+
 def test_a_bad_class_target_on_a_device_raises_at_the_next_read(device_backend):
     logits = taugrad.randn(4, 10, device="cuda", requires_grad=True)
     target = taugrad.tensor([1, 12, 3, 0], device="cuda")
@@ -177,3 +195,14 @@ def test_float32_losses_on_the_device_equal_the_cpus_without_ignored_targets(fak
         (want, want_grad), (got, got_grad) = _cross_entropy_both(logits, target, reduction=reduction)
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(got_grad, want_grad)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_an_ignored_row_with_minus_infinity_at_class_zero_counts_nowhere(device_backend, reduction):
+    """The device computes an ignored row at stand-in class 0: a masked (-inf) logit there must not leak inf * 0."""
+    logits = np.array([[0.5, 1.0, -0.2], [-np.inf, 2.0, 0.1], [0.3, 0.0, 1.5]])
+    target = np.array([2, -100, 1])
+    (want, want_grad), (got, got_grad) = _cross_entropy_both(logits, target, reduction=reduction)
+    assert np.isfinite(want).all() and np.isfinite(want_grad).all()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12, atol=1e-15)

@@ -358,7 +358,7 @@ def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_ind
     kept = xp.subtract(1, outside, dtype=x.dtype)
     with quiet():  # a row of -inf gives nan, and every row ignored 0 / 0 = nan, as PyTorch
         e, s, losses = _softmax_terms(xp, _shift(x, 1), _row_indices(n, x), t)
-        losses = losses * kept
+        losses = xp.where(outside, 0, losses)  # not losses * kept: a masked -inf at stand-in class 0 gives nan
         count = kept.sum() if reduction == "mean" else None
         loss = losses if reduction == "none" else xp.add.reduce(losses, axis=None)
         if count is not None:
@@ -426,9 +426,12 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     dtype = rows._data.dtype
     w = _class_weights(weight, classes, rows._data, op)
     picked_weight = (w[safe] * valid).astype(dtype, copy=False)
-    losses = -(logp[xp.arange(len(t)), safe] * constant(picked_weight))
+    # an ignored row counts as 0 by choice, not by multiplying: its stand-in
+    # class 0 may hold a masked -inf, and -inf * 0 would be nan (PyTorch: 0)
+    kept = forward_of("where")
+    losses = -(kept(valid, logp[xp.arange(len(t)), safe], 0.0) * constant(picked_weight))
     if label_smoothing:
-        smooth = -(logp * constant(w)).sum(dim=1) * constant(valid.astype(dtype))
+        smooth = -kept(valid, (logp * constant(w)).sum(dim=1), 0.0)
         losses = losses * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
     if reduction == "none":
         return losses.reshape(out_shape)
