@@ -199,7 +199,8 @@ def cross_entropy_backward(g, out, ins, node):
     if kept is None:
         scale = _reduction_grad(g, n, reduction)
     else:  # on a device: rows whose target is ignored get none, 'mean' divides by the rows kept
-        scale = (g * (1.0 / count) if reduction == "mean" else g) * kept
+        # chosen, not multiplied: with every row ignored 1 / count is inf, and inf * 0 = nan (PyTorch: 0)
+        scale = A.where(kept > 0, g * (1.0 / count) if reduction == "mean" else g, 0.0)
     weight = scale.reshape(n, 1) if scale.ndim else scale
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
