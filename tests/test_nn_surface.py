@@ -145,10 +145,17 @@ def test_nll_loss_with_weight_and_ignore_index_matches_torch(reduction):
                torch.log_softmax(tx, dim=1), torch.tensor(TARGETS)), [(x, tx)])
 
 
-def test_cross_entropy_with_every_target_ignored_is_nan_as_torch():
-    ours = F.cross_entropy(Tensor(LOGITS), np.full(7, -100))
-    theirs = torch.nn.functional.cross_entropy(torch.tensor(LOGITS), torch.full((7,), -100))
+@pytest.mark.parametrize("kwargs", [dict(), dict(weight=WEIGHT), dict(label_smoothing=0.2)], ids=["plain", "weight",
+                                                                                                   "smoothing"])
+def test_cross_entropy_with_every_target_ignored_is_nan_with_zero_gradient_as_torch(kwargs):
+    x, tx = _pair(LOGITS)
+    ours = F.cross_entropy(x, np.full(7, -100), **kwargs)
+    theirs_kwargs = dict(kwargs, weight=torch.tensor(kwargs["weight"])) if "weight" in kwargs else kwargs
+    theirs = torch.nn.functional.cross_entropy(tx, torch.full((7,), -100), **theirs_kwargs)
     assert math.isnan(float(ours._data)) and math.isnan(theirs.item())
+    ours.backward()
+    theirs.backward()
+    np.testing.assert_array_equal(x.grad._data, tx.grad.numpy())
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
