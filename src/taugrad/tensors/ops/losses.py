@@ -55,20 +55,19 @@ def _reduction_grad(g, n: int, reduction: str):
 def _shift(x, d: int):
     """``x`` minus its maximum along ``d``, so exp(x) <= 1.
 
-    A row whose maximum is -inf (all -inf) is shifted by 0 instead, so its
-    -inf stay -inf (exp 0).  A row holding +inf becomes nan throughout
-    (inf - inf), as PyTorch's softmax: no probabilities can be read from it.
+    The maximum is first raised to the dtype's lowest finite number: that
+    changes only a row whose maximum is -inf (all -inf), whose -inf then stay
+    -inf (exp 0) instead of becoming nan (-inf - -inf).  A row holding +inf
+    becomes nan throughout (inf - inf), and a nan maximum stays nan, as
+    PyTorch's softmax: no probabilities can be read from such a row.  Two
+    array operations after the maximum, no test of the rows: on a device, a
+    test would wait for it.
     """
     if x.size == 0:
         return x
     xp = array_module(x)
     m = x.max(axis=d, keepdims=True)  # the method: CuPy has no maximum.reduce, np.max adds a wrapper
-    all_minus_inf = m == -xp.inf
-    if type(x) is not np.ndarray:  # on a device: no read-back to ask whether there is such a row
-        return x - xp.where(all_minus_inf, m.dtype.type(0), m)
-    if all_minus_inf.any():
-        m[all_minus_inf] = 0
-    return x - m
+    return x - xp.maximum(m, xp.finfo(m.dtype).min)
 
 
 @rule("softmax", reads=("out",), gives=NEW)
