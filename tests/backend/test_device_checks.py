@@ -10,6 +10,10 @@ machine; the ``cuda``-marked runs repeat the error tests on CuPy.
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -207,3 +211,14 @@ def test_an_ignored_row_with_minus_infinity_at_class_zero_counts_nowhere(device_
     assert np.isfinite(want).all() and np.isfinite(want_grad).all()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12, atol=1e-15)
+
+
+def test_the_operation_counter_sees_each_sgd_update():
+    """benchmarks/count_device_ops.py, run as a user runs it: an SGD step on 6 parameters makes 2 operations each."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.path.join(root, "src"))
+    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "count_device_ops.py"), "--case", "mlp",
+                          "--top", "50"], capture_output=True, text=True, env=env, timeout=120, check=True).stdout
+    assert out.startswith("mlp: ") and " array operations in one training step" in out
+    sgd = [line.split() for line in out.splitlines() if "optim/sgd.py" in line and not line.startswith("by file")]
+    assert sum(int(fields[0]) for fields in sgd) == 12, out
