@@ -216,3 +216,15 @@ def test_dropout_is_deterministic_with_a_generator():
     first = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).detach().numpy()
     again = F.dropout(x, p=0.3, generator=np.random.default_rng(7)).detach().numpy()
     np.testing.assert_array_equal(first, again)
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("values", [[1, 2, 3], [True, False]], ids=["int64", "bool"])
+def test_softmax_of_integers_or_bools_is_refused_as_torch(name, values):
+    with pytest.raises(NotImplementedError):
+        getattr(torch, name)(torch.tensor(values), dim=-1)
+    with pytest.raises(TypeError, match=rf"{name}: needs a floating tensor \(or a floating dtype=\), got dtype"):
+        getattr(taugrad, name)(taugrad.tensor(values), dim=-1)
+    expected = getattr(torch, name)(torch.tensor(values), dim=-1, dtype=torch.float64).numpy()
+    np.testing.assert_allclose(getattr(taugrad, name)(taugrad.tensor(values), dim=-1, dtype=taugrad.float64).numpy(),
+                               expected, rtol=1e-15)

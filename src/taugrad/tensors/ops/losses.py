@@ -83,6 +83,8 @@ def _softmax_input(x, dtype, op: str) -> Tensor:
     x = _input_tensor(x, op)
     if dtype is not None:
         x = forward_of("astype")(x, dtype)
+    if x._data.dtype.kind != "f":  # PyTorch: not implemented for integer and bool tensors
+        raise TypeError(f"{op}: needs a floating tensor (or a floating dtype=), got dtype {x.dtype}")
     return x
 
 
