@@ -311,6 +311,35 @@ def test_layer_norm_matches_torch(shape, affine):
     _compare_layer(ours, theirs, x)
 
 
+@pytest.mark.parametrize("wants", [(True, False, False), (False, True, False), (False, False, True),
+                                   (False, True, True), (True, True, False)], ids=lambda w: "".join(c for c, r in zip("xwb", w) if r))
+@pytest.mark.parametrize("lead, normalized", [((), (5,)), ((3,), (4,)), ((2, 3), (2, 4))])
+def test_layer_norm_gradients_of_each_input_alone_match_torch(wants, lead, normalized):
+    """The fused rule computes only the gradients asked for: each subset of x, weight, bias, against torch."""
+    rng = np.random.default_rng(7)
+    arrays = [rng.normal(size=lead + normalized), rng.normal(size=normalized), rng.normal(size=normalized)]
+    ours = [taugrad.tensor(a, requires_grad=r) for a, r in zip(arrays, wants)]
+    theirs = [torch.tensor(a, requires_grad=r) for a, r in zip(arrays, wants)]
+    g = rng.normal(size=lead + normalized)
+    out = taugrad.nn.functional.layer_norm(ours[0], normalized, ours[1], ours[2])
+    ref = torch.nn.functional.layer_norm(theirs[0], normalized, theirs[1], theirs[2])
+    np.testing.assert_allclose(out.detach().numpy(), t2n(ref), rtol=1e-12, atol=1e-12)
+    (out * taugrad.tensor(g)).sum().backward()
+    (ref * torch.tensor(g)).sum().backward()
+    for a, b, wanted in zip(ours, theirs, wants):
+        assert (a.grad is not None) == wanted
+        if wanted:
+            np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_layer_norm_refuses_a_weight_of_another_shape_as_torch():
+    x = np.ones((4, 8))
+    with pytest.raises(RuntimeError, match="Expected weight to be of same shape as normalized_shape"):
+        torch.nn.functional.layer_norm(torch.tensor(x), (8,), torch.ones(1, 8, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"layer_norm: weight of shape \(1, 8\) must have the normalized shape \(8,\)"):
+        taugrad.nn.functional.layer_norm(taugrad.tensor(x), (8,), taugrad.ones(1, 8, dtype=F64))
+
+
 def test_embedding_matches_torch_with_repeated_indices():
     ours = nn.Embedding(6, 3, dtype=F64)
     theirs = torch.nn.Embedding(6, 3, dtype=torch.float64)

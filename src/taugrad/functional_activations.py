@@ -7,7 +7,7 @@ to give PyTorch's value and gradient there; the comments say how.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from taugrad.tensors.node import Tensor, as_array, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
+from taugrad.tensors.ops.norm import layer_norm  # noqa: F401 - one node with its own rule, listed in __all__
 
 __all__ = [
     "silu",
@@ -284,29 +285,6 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out:
     else:
         norm = (x.abs() ** p).sum(dim=dim, keepdim=True) ** (1.0 / p)
     return x / norm.clip(eps, None)
-
-
-def layer_norm(input: Any, normalized_shape: Union[int, Sequence[int]], weight: Optional[Tensor] = None,
-               bias: Optional[Tensor] = None, eps: float = 1e-5) -> Tensor:
-    r"""``(x - mean) / sqrt(var + eps) * weight + bias`` over the last ``len(normalized_shape)`` dims.
-
-    ``var`` is the biased variance (divided by N), as in PyTorch.
-    """
-    x = _floating(_tensor(input, "layer_norm"), "layer_norm")
-    shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
-    k = len(shape)
-    if x.ndim < k or tuple(x.shape[x.ndim - k:]) != tuple(shape):
-        raise ValueError(f"layer_norm: normalized_shape {tuple(shape)} must be the input's last dimensions, "
-                         f"got input shape {tuple(x.shape)}")
-    dims: Tuple[int, ...] = tuple(range(-k, 0))
-    centred = x - x.mean(dim=dims, keepdim=True)
-    variance = (centred * centred).mean(dim=dims, keepdim=True)
-    out = centred / (variance + eps).sqrt()
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
 
 
 def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,

@@ -211,6 +211,14 @@ def group_norm_case(draw) -> Case:
 
 
 @st.composite
+def layer_norm_case(draw) -> Case:
+    """Batch dims (none, or some of size 0 to 3) before 1 or 2 normalized dims of size 1 to 4."""
+    normalized = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=2)))
+    lead = tuple(draw(st.lists(st.integers(0, 3), max_size=2)))
+    return Case((lead + normalized, normalized, normalized), {"normalized_shape": normalized})
+
+
+@st.composite
 def interpolate_case(draw) -> Case:
     dims = draw(st.sampled_from([1, 2]))
     mode = draw(st.sampled_from(["nearest", "linear" if dims == 1 else "bilinear"]))
@@ -251,5 +259,9 @@ CNN_OPS = [
        "distinct"),
     Op("batch_norm", _batch_norm, batch_norm_case()),
     Op("group_norm", lambda L, x, w, b, num_groups: L.F.group_norm(x, num_groups, w, b), group_norm_case()),
+    Op("layer_norm", lambda L, x, w, b, normalized_shape: L.F.layer_norm(x, normalized_shape, w, b),
+       layer_norm_case()),
+    Op("layer_norm_plain", lambda L, x, w, b, normalized_shape: L.F.layer_norm(x, normalized_shape) + (w * b).sum(),
+       layer_norm_case()),
     Op("interpolate", lambda L, x, **kw: L.F.interpolate(x, **kw), interpolate_case()),
 ]

@@ -32,6 +32,8 @@ CNN_ROWS = [
     ("batch_norm_eval", lambda x, w: F.batch_norm(x, taugrad.tensor(_RM), taugrad.tensor(_RV), w) ** 3,
            ((3, 2), (2,))),
     ("group_norm", lambda x, w: F.group_norm(x, 2, w) ** 3, ((2, 4, 2), (4,))),
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, (2, 3), w, b) ** 3, ((2, 2, 3), (2, 3), (2, 3))),
+    ("layer_norm_plain", lambda x: F.layer_norm(x, 4) ** 3, ((3, 4),)),
     ("interpolate", lambda x: F.interpolate(x, size=(3, 5), mode="bilinear", align_corners=False) ** 3,
            ((1, 1, 2, 3),)),
 ]

@@ -15,7 +15,7 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 
 import numpy as np
 
-from taugrad.functional import dropout, embedding
+from taugrad.functional import dropout, embedding, layer_norm
 from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
@@ -24,7 +24,7 @@ from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.backend import device as Device
 from taugrad.tensors.device import factory_device
 from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_dtype, bfloat16
-from taugrad.tensors.node import Tensor, _dtype_of, as_array
+from taugrad.tensors.node import Tensor, _dtype_of
 
 __all__ = [
     "Identity",
@@ -281,15 +281,7 @@ class LayerNorm(Module):
         if tuple(x.shape[x.ndim - k:]) != self.normalized_shape or x.ndim < k:
             raise ValueError(f"LayerNorm{self.normalized_shape} expects inputs ending in {self.normalized_shape}, "
                              f"got shape {tuple(x.shape)}")
-        dims = tuple(range(-k, 0))
-        centred = x - x.mean(dim=dims, keepdim=True)
-        variance = (centred * centred).mean(dim=dims, keepdim=True)
-        out = centred / (variance + self.eps).sqrt()
-        if self.weight is not None:
-            out = out * self.weight
-        if self.bias is not None:
-            out = out + self.bias
-        return out
+        return layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
