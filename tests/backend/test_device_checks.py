@@ -11,6 +11,7 @@ machine; the ``cuda``-marked runs repeat the error tests on CuPy.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -76,12 +77,11 @@ def test_a_training_step_reads_nothing_back_from_the_device(fake_cuda, name):
         assert np.isfinite(loss.item())
 
 
-def test_a_cnn_step_reads_back_only_max_poolings_nan_check(fake_cuda):
-    """Max-pooling asks the host whether a tile holds NaN (PyTorch's index rule then takes another path):
-    one read per pooling layer in the forward pass, and none anywhere else in the step."""
+def test_a_cnn_step_reads_nothing_back_from_the_device(fake_cuda):
+    """Max-pooling gives a tile holding NaN PyTorch's index (its last NaN) on the device, without asking the host."""
     taugrad.manual_seed(0)
     model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(4, 4, 3, padding=1),
-                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(16, 3)).to("cuda")
+                          nn.ReLU(), nn.MaxPool2d(3, stride=2, padding=1), nn.Flatten(), nn.Linear(16, 3)).to("cuda")
     optimizer = optim.SGD(model.parameters(), lr=0.1)
     rng = np.random.default_rng(0)
     x = taugrad.tensor(rng.standard_normal((2, 1, 8, 8)).astype(np.float32), device="cuda")
@@ -91,7 +91,94 @@ def test_a_cnn_step_reads_back_only_max_poolings_nan_check(fake_cuda):
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
-    assert len(syncs) == 2 and all(where.startswith("tensors/ops/pool.py:") for _, where in syncs), syncs
+    assert syncs == [], syncs
+
+
+#: ops with integer indices (and full max/min, max-pooling), each as ``fn(x, device) -> output``
+INDEXED = {
+    "getitem": lambda x, d: x[taugrad.tensor([[0, 3], [-1, 2]], device=d)],
+    "getitem-two-arrays": lambda x, d: x[taugrad.tensor([1, -2], device=d), :, taugrad.tensor([0, 2], device=d)],
+    "getitem-ellipsis": lambda x, d: x[..., taugrad.tensor([2, -3, 0], device=d)],
+    "setitem": lambda x, d: _written(x, (taugrad.tensor([0, -1], device=d),), taugrad.ones(2, 3, 3, device=d)),
+    "gather": lambda x, d: x.gather(1, taugrad.tensor([[[0, 2, 1]], [[-1, 0, 0]], [[1, 1, 2]], [[2, 0, -3]]],
+                                                      device=d)),
+    "scatter_add": lambda x, d: x.scatter_add(2, taugrad.tensor([[[0], [2], [1]]] * 4, device=d),
+                                              x[:, :, :1] * 2),
+    "index_select": lambda x, d: x.index_select(0, taugrad.tensor([3, -4, 1], device=d)),
+    "index_fill": lambda x, d: x.index_fill(2, taugrad.tensor([0, -1], device=d), 0.5),
+    "take": lambda x, d: x.take(taugrad.tensor([[0, 35], [-36, 7]], device=d)),
+    "max": lambda x, d: x.max() * x.min(),
+    "max_pool2d": lambda x, d: F.max_pool2d(x.reshape(1, 4, 3, 3), 2, stride=1),
+    "max_pool2d-tiles": lambda x, d: F.max_pool2d(x.reshape(1, 1, 6, 6), 2),
+}
+
+
+def _written(x, key, value):
+    y = x * 1
+    y[key] = value
+    return y
+
+
+def _indexed_run(name, device, nan=False):
+    data = np.random.default_rng(3).standard_normal((4, 3, 3))
+    if nan:
+        data[0, 0, 0] = data[1, 2, 1] = data[1, 2, 2] = np.nan
+    x = taugrad.tensor(data, device=device, requires_grad=True)
+    out = INDEXED[name](x, device)
+    out.backward(taugrad.ones(out.shape, dtype=out.dtype, device=device))
+    return out.detach().cpu().numpy(), x.grad.cpu().numpy()
+
+
+@pytest.mark.parametrize("name", sorted(INDEXED))
+def test_indexed_ops_read_nothing_back_and_equal_the_cpu(fake_cuda, name):
+    with strict_backend.recording_syncs() as syncs:
+        data = np.random.default_rng(3).standard_normal((4, 3, 3))
+        x = taugrad.tensor(data, device="cuda", requires_grad=True)
+        out = INDEXED[name](x, "cuda")
+        out.backward(taugrad.ones(out.shape, dtype=out.dtype, device="cuda"))
+    assert syncs == [], f"{name} read values back from the device at {syncs}"
+    for got, want in zip(_indexed_run(name, "cuda"), _indexed_run(name, "cpu")):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("name", ["max", "max_pool2d", "max_pool2d-tiles"])
+def test_nan_takes_the_gradient_on_the_device_as_on_the_cpu(device_backend, name):
+    """PyTorch's rule where a window (or the whole tensor) holds NaN: its last NaN gets the gradient."""
+    (got, got_grad), (want, want_grad) = _indexed_run(name, "cuda", nan=True), _indexed_run(name, "cpu", nan=True)
+    assert np.isnan(want).any()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got_grad, want_grad)
+
+
+BAD_INDEX = {
+    "getitem": (lambda x, d: x[taugrad.tensor([0, 4], device=d)], "index: an index is out of range for dim 0 of size 4"),
+    "getitem-negative": (lambda x, d: x[:, taugrad.tensor([-4], device=d)],
+                         "index: an index is out of range for dim 1 of size 3"),
+    "setitem": (lambda x, d: _written(x, (0, taugrad.tensor([3], device=d)), 1.0),
+                "index: an index is out of range for dim 1 of size 3"),
+    "gather": (lambda x, d: x.gather(2, taugrad.tensor([[[3]]] * 4, device=d)),
+               "gather: index out of range for dim 2 of size 3"),
+    "scatter_add": (lambda x, d: x.scatter_add(0, taugrad.tensor([[[-5]]], device=d), x[:1, :1, :1]),
+                    "scatter_add: index out of range for dim 0 of size 4"),
+    "index_select": (lambda x, d: x.index_select(1, taugrad.tensor([0, 7], device=d)),
+                     "index_select: index out of range for dim 1 of size 3"),
+    "index_fill": (lambda x, d: x.index_fill(0, taugrad.tensor([9], device=d), 0.0),
+                   "index_fill: index out of range for dim 0 of size 4"),
+    "take": (lambda x, d: x.take(taugrad.tensor([36], device=d)), "take: index out of range for a tensor of 36"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_INDEX))
+def test_a_bad_index_on_a_device_raises_at_the_next_read(device_backend, name):
+    """CuPy wraps an index outside the array around: the check must run, on the device, and surface at a read."""
+    fn, message = BAD_INDEX[name]
+    x = taugrad.randn(4, 3, 3, device="cuda", requires_grad=True)
+    out = fn(x, "cuda")
+    out.sum().backward()
+    with pytest.raises(IndexError, match=re.escape(message)):
+        out.sum().item()
+    with pytest.raises(IndexError):
+        fn(taugrad.randn(4, 3, 3), "cpu")  # the CPU raises in the op itself
 
 
 def test_a_bad_class_target_on_a_device_raises_at_the_next_read(device_backend):

@@ -100,7 +100,7 @@ class Adam(Optimizer):
         update = xp.divide(exp_avg, denominator, out=scratch)
         update *= lr / (1 - beta1**step)
         decay = 1 - lr * weight_decay if weight_decay != 0 and self._decoupled_weight_decay else None
-        if decay is not None and type(flat_grad) is not np.ndarray:
+        if decay is not None and not isinstance(flat_grad, np.ndarray):
             # on a device, where each operation is a kernel launch: the decayed parameters computed
             # flat (the same two roundings), then one copy each instead of two updates each.  (On the
             # CPU a column-major weight would be copied to flatten it: the per-parameter path is cheaper.)

@@ -59,13 +59,20 @@ def _either_per_device(pending) -> list:
     return list(by_device.values())
 
 
-def outside_on_device(index, size: int, key: Hashable, error_type: type, message: str, allowed=None):
+def outside_on_device(index, size: int, key: Hashable, error_type: type, message: str, allowed=None,
+                      negatives: bool = False):
     """The mask of ``index`` entries outside ``[0, size)``, with "none is, but ``allowed``" left pending.
 
-    ``index`` is an integer array on a device; the caller replaces the
-    masked entries by a safe index before using them.
+    ``negatives``: ``[-size, size)`` is the valid range (a negative index
+    counts from the end).  ``index`` is an integer array on a device; the
+    caller replaces the masked entries by a safe index before using them
+    (CuPy wraps an index outside the array around instead of raising).
     """
-    outside = as_unsigned(index) >= size
+    if negatives and index.dtype.kind == "i":
+        wide = index if index.dtype.itemsize == 8 else index.astype(np.int64)  # index + size must not overflow
+        outside = as_unsigned(wide + size) >= 2 * size
+    else:
+        outside = as_unsigned(index) >= size
     bad = outside if allowed is None else outside & (index != allowed)
     defer(key, bad.any(), error_type, message)
     return outside
@@ -85,3 +92,19 @@ def as_unsigned(index):
     if twin is None:  # a handful of integer dtypes exist, so the cache stays small
         twin = _UNSIGNED_TWINS[index.dtype] = np.dtype(index.dtype.str.replace("i", "u"))
     return index.view(twin)
+
+
+def checked_index(index, size: int, key: Hashable, message: str):
+    """``index`` (integers, negatives counting from the end) checked against ``[-size, size)``.
+
+    On the CPU an entry outside raises ``IndexError(message)`` at once.  On a
+    device the check is left pending (see the module's docstring) and the
+    entries outside are replaced by 0 meanwhile, so no kernel reads or writes
+    outside the array (CuPy would wrap them around).
+    """
+    if isinstance(index, np.ndarray):  # NumPy's, or the recording subclass of taugrad.compile (the CPU too)
+        if index.size and (index.min() < -size or index.max() >= size):
+            raise IndexError(message)
+        return index
+    outside = outside_on_device(index, size, key, IndexError, message, negatives=True)
+    return index * ~outside  # the array's own operators: this module knows no array module

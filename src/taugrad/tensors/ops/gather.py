@@ -19,6 +19,7 @@ import numpy as np
 
 from taugrad.tensors import backend
 from taugrad.tensors.args import integer_scalar, normalize_dim
+from taugrad.tensors.device_checks import checked_index
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
@@ -54,8 +55,8 @@ def _along_key(index, dim: int, shape: tuple, op: str) -> tuple:
     for d, (n, m) in enumerate(zip(index.shape, shape)):
         if d != dim and n > m:
             raise ValueError(f"{op}: index has size {n} in dim {d} but the tensor only {m} (shape {shape})")
-    if index.size and (index.min() < -shape[dim] or index.max() >= shape[dim]):
-        raise IndexError(f"{op}: index out of range for dim {dim} of size {shape[dim]}")
+    index = checked_index(index, shape[dim], (op, dim, shape[dim]),
+                          f"{op}: index out of range for dim {dim} of size {shape[dim]}")
     # every other dim indexes itself: an arange shaped to broadcast along its own dim (NumPy's ix_)
     xp = array_module(index)
     ndim = index.ndim
@@ -127,8 +128,7 @@ def index_select(x: Tensor, dim: int, index) -> Tensor:
     if idx.ndim > 1:
         raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
     n = x._data.shape[dim] if x._data.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"index_select: index out of range for dim {dim} of size {n}")
+    idx = checked_index(idx, n, ("index_select", dim, n), f"index_select: index out of range for dim {dim} of size {n}")
     return _read(x, (slice(None),) * dim + (idx.reshape(-1),), "index_select")
 
 
@@ -305,8 +305,7 @@ def _slices_mask(x: Tensor, dim: int, index, op: str):
     if idx.ndim > 1:
         raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {idx.shape}")
     n = xd.shape[d] if xd.ndim else 1
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"{op}: index out of range for dim {d} of size {n}")
+    idx = checked_index(idx, n, (op, d, n), f"{op}: index out of range for dim {d} of size {n}")
     mask = array_module(xd).zeros(n, dtype=bool)
     mask[idx.reshape(-1)] = True
     return mask.reshape((n,) + (1,) * (xd.ndim - d - 1)) if xd.ndim else mask.reshape(())

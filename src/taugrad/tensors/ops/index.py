@@ -36,6 +36,7 @@ import numpy as np
 
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import device_of, is_array, to_device
+from taugrad.tensors.device_checks import checked_index, outside_on_device
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
@@ -153,6 +154,8 @@ def normalize_key(key, like):
     parts = _as_tuple(key)
     if parts is None:
         k, u, b = _index_part(key, like)
+        if not b and not isinstance(like, np.ndarray):
+            k = _in_range_on_device((k,), like)[0]
         return k, u, b, None
     out, unique, basic = [], True, True
     for p in parts:
@@ -161,7 +164,37 @@ def normalize_key(key, like):
         unique &= u
         basic &= b
     out = tuple(out)
+    if not basic and not isinstance(like, np.ndarray):
+        out = _in_range_on_device(out, like)
     return out, unique, basic, (None if basic else _torch_order(out, like.ndim))
+
+
+def _in_range_on_device(parts: tuple, like) -> tuple:
+    """The key with each integer index array's entries outside its dim replaced by 0, and that left pending.
+
+    On the CPU NumPy raises for such an index.  A device's array module would
+    have the host wait to ask, and CuPy wraps such an index around instead of
+    raising; so the check runs on the device and its error is raised at the
+    next read of a value (:mod:`taugrad.tensors.device_checks`).
+    """
+    consumed = sum(p.ndim if is_array(p) and p.dtype == np.bool_ else 0 if p is None or p is Ellipsis else 1
+                   for p in parts)
+    dim, out = 0, []
+    for p in parts:
+        if p is Ellipsis:
+            dim += max(like.ndim - consumed, 0)
+        elif is_array(p) and p.dtype == np.bool_:
+            dim += p.ndim
+        elif p is not None:
+            if is_array(p) and dim < like.ndim:
+                n = like.shape[dim]
+                outside = outside_on_device(p, n, ("index", dim, n), IndexError,
+                                            f"index: an index is out of range for dim {dim} of size {n}",
+                                            negatives=True)
+                p = array_module(p).where(outside, 0, p)
+            dim += 1
+        out.append(p)
+    return tuple(out)
 
 
 def _inverse(perm: tuple) -> tuple:
@@ -297,6 +330,5 @@ def take(x: Tensor, index) -> Tensor:
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: index must be an integer tensor, got dtype {idx.dtype}")
     n = x._data.size
-    if idx.size and (idx.min() < -n or idx.max() >= n):
-        raise IndexError(f"take: index out of range for a tensor of {n} elements")
+    idx = checked_index(idx, n, ("take", n), f"take: index out of range for a tensor of {n} elements")
     return index_numpy(forward_of("reshape")(x, (-1,)), (idx,))

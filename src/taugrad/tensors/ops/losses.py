@@ -322,15 +322,17 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
         return _fused_cross_entropy_on_device(logits, t, reduction, ignore_index)
     _check_classes_now(t, classes, "cross_entropy", ignore_index)
     rows = _row_indices(n, x)
-    xp = np
+    xp = array_module(x)
     # a row of -inf: log(0) = -inf and -inf - -inf = nan, silently (as PyTorch);
     # quiet() without a with block, two Python calls fewer on every training step
     token = silence()
     try:
-        if reduction != "none" and n:
+        if reduction != "none" and n and type(x) is np.ndarray:
             # Optimistic: shift by the row maxima without checking them.  If the
             # loss is finite, every maximum was (an infinite or nan one turns its
-            # row's sum into nan), and the result is the checked one's.
+            # row's sum into nan), and the result is the checked one's.  (Not
+            # under taugrad.compile, whose recording arrays would turn the
+            # finiteness test into a guard on every replay.)
             shifted = x - x.max(axis=1, keepdims=True)
             e, s, losses = _softmax_terms(xp, shifted, rows, t)
             loss = _reduce(losses, reduction)

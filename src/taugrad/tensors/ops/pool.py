@@ -165,7 +165,8 @@ def _max_pool_tiles(x: Tensor, kernel):
     best = views[0].copy() if len(views) == 1 else xp.maximum(views[0], views[1])
     for view in views[2:]:
         xp.maximum(best, view, out=best)
-    if data.dtype.kind == "f" and xp.isnan(best).any():  # PyTorch's NaN index rule: the general path
+    on_host = isinstance(data, np.ndarray)
+    if on_host and data.dtype.kind == "f" and xp.isnan(best).any():  # PyTorch's NaN index rule: the general path
         return None
     # the first maximum's offset = how many leading offsets are not the maximum: sums of running
     # "not yet" masks (putmask with these data-dependent masks took 10x longer)
@@ -174,6 +175,11 @@ def _max_pool_tiles(x: Tensor, kernel):
     for view in views[:-1]:
         before = view != best if before is None else xp.logical_and(before, view != best, out=before)
         arg += before
+    if not on_host and data.dtype.kind == "f":
+        # a device is not asked whether a tile holds NaN (the host would wait): every tile takes
+        # PyTorch's NaN index, its last NaN, which changes only the tiles that hold one
+        for k, view in enumerate(views):
+            xp.putmask(arg, view != view, k)
     return make(best.transpose(tuple(np.argsort(order))), (x,), max_pool_tiles_backward, (arg, kernel, order))
 
 
@@ -216,7 +222,8 @@ def _max_pool2d(x: Tensor, kernel, stride, padding, dilation, ceil_mode: bool, r
         wins = xp.greater(v, best)  # strict: the first maximum keeps a tie
         xp.maximum(best, v, out=best)  # a NaN propagates, as PyTorch
         xp.putmask(arg, wins, k)
-    if data.dtype.kind == "f" and xp.isnan(best).any():  # PyTorch points at the last NaN of the window
+    # PyTorch points at the last NaN of the window (on a device, without asking whether there is one)
+    if data.dtype.kind == "f" and (not isinstance(data, np.ndarray) or xp.isnan(best).any()):
         for k, (i, j) in enumerate(windows):
             xp.putmask(arg, xp.isnan(padded[:, :, _window(i, dh, sh, oh), _window(j, dw, sw, ow)]), k)
     ki, kj = xp.divmod(arg.astype(_INT64), kernel[1])

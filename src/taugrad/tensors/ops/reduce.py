@@ -139,8 +139,12 @@ def extreme_backward(g, out, ins, node):
     x_data = x._data if isinstance(x, Tensor) else x  # the mask is a constant
     z = _kept(out._data if isinstance(out, Tensor) else out, x.shape, dims, keepdim)
     hit = x_data == z
-    if nan_takes_gradient and z != z:  # (only a 0-d z: this flag is for a full reduction)
-        hit = x_data != x_data
+    if nan_takes_gradient:  # (only a 0-d z: this flag is for a full reduction)
+        if isinstance(x_data, np.ndarray):
+            if z != z:
+                hit = x_data != x_data
+        else:  # on a device, chosen there: asking whether z is nan would wait for the device
+            hit = array_module(x_data).where(z != z, x_data != x_data, hit)
     count = hit.sum(axis=dims, keepdims=True)
     return (_kept(g, x.shape, dims, keepdim) * hit / count,)
 
