@@ -20,6 +20,7 @@ from taugrad.functional_activations import logsigmoid, softplus
 from taugrad.functional_distances import pairwise_distance
 from taugrad.functional_losses import _pair, _reduce
 from taugrad.tensors.backend import array_module
+from taugrad.tensors.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import minimum, where
@@ -260,19 +261,22 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     x = _floating_input(input, op)
     if x.ndim > 2 or (x.ndim and x.shape[-1] == 0):
         raise ValueError(f"{op}: input must be a non-empty vector or matrix, got shape {x.shape}")
-    t = target._data if isinstance(target, Tensor) else np.asarray(target)
+    t = _fused._target_array(target, x._data, op)  # beside the input, on its device
     if t.dtype.kind not in "iu":
         raise TypeError(f"{op}: target must hold integer class indices, got dtype {t.dtype}")
     rows = x.shape[0] if x.ndim == 2 else 1
     if t.ndim > 1 or t.size != rows:
         raise ValueError(f"{op}: target of shape {t.shape} does not fit input of shape {x.shape}")
     classes = x.shape[-1] if x.ndim else 1
-    t_host = np.asarray(t).reshape(rows)
-    if t_host.size and (t_host.min() < 0 or t_host.max() >= classes):
-        raise ValueError(f"{op}: target out of range for {classes} classes")
     xp = array_module(x._data)
+    index = t.reshape(rows, 1)
+    message = f"{op}: target out of range for {classes} classes"
+    if isinstance(index, np.ndarray):
+        if index.size and as_unsigned(index).max() >= classes:  # one pass for both bounds
+            raise ValueError(message)
+    else:  # checked on the device, raised at the next read (class 0 stands in meanwhile)
+        index = xp.where(outside_on_device(index, classes, (op, classes), ValueError, message), 0, index)
     x2 = x.reshape(rows, classes)
-    index = xp.asarray(t_host.reshape(rows, 1))
     picked = x2.gather(1, constant(index))
     z = margin - picked + x2
     other = xp.arange(classes)[None, :] != index
