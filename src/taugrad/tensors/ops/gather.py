@@ -247,6 +247,8 @@ def _index_add_source(x: Tensor, dim: int, index, source, alpha, op: str):
     """The key of x's slices along ``dim`` at ``index``, and ``alpha * source`` (checked: x's dtype, their shape)."""
     dim = normalize_dim(dim, x._data.ndim, op)
     idx = _index_array(index, op, x._data).reshape(-1)
+    n = x._data.shape[dim] if x._data.ndim else 1
+    idx = checked_index(idx, n, (op, dim, n), f"{op}: index out of range for dim {dim} of size {n}")
     source = operand(source, x)
     _same_dtype(op, x, source, "source")
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
