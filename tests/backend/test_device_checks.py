@@ -311,3 +311,10 @@ def test_the_operation_counter_sees_each_sgd_update():
     assert out.startswith("mlp: ") and " array operations in one training step" in out
     sgd = [line.split() for line in out.splitlines() if "optim/sgd.py" in line and not line.startswith("by file")]
     assert sum(int(fields[0]) for fields in sgd) == 12, out
+
+
+def test_bincount_of_a_negative_value_names_the_value_on_any_device(device_backend):
+    """The message shows the number, not the device array's repr (the size of the result needs the read anyway)."""
+    for device in ("cpu", "cuda"):
+        with pytest.raises(ValueError, match=r"^bincount: values must be non-negative, got -3$"):
+            taugrad.bincount(taugrad.tensor([2, -3, 1], device=device))

@@ -60,7 +60,7 @@ def bincount(x: Tensor, weights=None, minlength: int = 0) -> Tensor:
         raise ValueError(f"bincount: needs a 1-D tensor of non-negative ints, got shape {data.shape} and "
                          f"dtype {data.dtype}")
     if data.size and data.min() < 0:
-        raise ValueError(f"bincount: values must be non-negative, got {data.min()}")
+        raise ValueError(f"bincount: values must be non-negative, got {int(data.min())}")
     try:
         minlength = operator.index(minlength)
     except TypeError:
