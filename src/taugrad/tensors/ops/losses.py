@@ -174,6 +174,7 @@ def _check_classes_now(t, classes: int, op: str, ignore_index=None) -> None:
 
 
 def _raise_out_of_range(t, classes: int, op: str):
+    """The error for the first bad target: the lowest if one is negative, else the highest."""
     low = t.min()
     bad = int(low) if low < 0 else int(t.max())
     raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
@@ -190,9 +191,10 @@ def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
-    On a device the rows carry a weight ``kept_i`` (0 where the target is
-    ``ignore_index``) and 'mean' divides by ``sum_i kept_i``.  The first-order path reuses the forward's exponentials; the create_graph
-    path recomputes the softmax with Tensor ops.
+    On a device a row whose target is ``ignore_index`` gets no gradient
+    (``kept_i = 0``) and 'mean' divides by ``sum_i kept_i``.  The first-order
+    path reuses the forward's exponentials; the create_graph path recomputes
+    the softmax with Tensor ops.
     """
     target, reduction, e, s, kept, count = node._ctx
     n = len(target)
@@ -349,9 +351,9 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
 def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_index) -> Tensor:
     """The fused op on a device, where asking whether a target is ignored or bad would wait for the device.
 
-    Every row is computed, then multiplied by ``kept`` (0 where the target is
-    ``ignore_index``); 'mean' divides by the rows kept.  A target that is
-    neither a class nor ``ignore_index`` raises at the next read of a value
+    Every row is computed, then a row whose target is ``ignore_index`` is
+    replaced by 0; 'mean' divides by the rows kept.  A target that is neither
+    a class nor ``ignore_index`` raises at the next read of a value
     (:mod:`taugrad.tensors.device_checks`); meanwhile it reads class 0.
     """
     x = logits._data
@@ -432,10 +434,10 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     picked_weight = (w[safe] * valid).astype(dtype, copy=False)
     # an ignored row counts as 0 by choice, not by multiplying: its stand-in
     # class 0 may hold a masked -inf, and -inf * 0 would be nan (PyTorch: 0)
-    kept = forward_of("where")
-    losses = -(kept(valid, logp[xp.arange(len(t)), safe], 0.0) * constant(picked_weight))
+    where = forward_of("where")
+    losses = -(where(valid, logp[xp.arange(len(t)), safe], 0.0) * constant(picked_weight))
     if label_smoothing:
-        smooth = -kept(valid, (logp * constant(w)).sum(dim=1), 0.0)
+        smooth = -where(valid, (logp * constant(w)).sum(dim=1), 0.0)
         losses = losses * (1.0 - label_smoothing) + smooth * (label_smoothing / classes)
     if reduction == "none":
         return losses.reshape(out_shape)
