@@ -97,3 +97,48 @@ def test_from_pretrained_wants_a_matrix():
 
 def test_state_dict_keys_as_torchs():
     assert list(nn.Embedding(4, 2, 0).state_dict()) == list(torch.nn.Embedding(4, 2, 0).state_dict())
+
+
+def _weights(rows=6, cols=4, seed=5):
+    return np.random.default_rng(seed).normal(size=(rows, cols)) * 2
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, float("inf")])
+@pytest.mark.parametrize("max_norm", [0.5, 1.5, 100.0])
+def test_max_norm_rescales_the_rows_used_in_place_as_torch(max_norm, norm_type):
+    weight = _weights()
+    index = np.array([[0, 3, 3], [5, 0, 1]])
+    ours = taugrad.tensor(weight.copy(), requires_grad=True)
+    theirs = torch.tensor(weight.copy(), requires_grad=True)
+    out = taugrad.nn.functional.embedding(taugrad.tensor(index), ours, max_norm=max_norm, norm_type=norm_type)
+    ref = torch.nn.functional.embedding(torch.tensor(index), theirs, max_norm=max_norm, norm_type=norm_type)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)  # rows 2, 4 untouched
+    np.testing.assert_array_equal(ours.detach().numpy()[[2, 4]], weight[[2, 4]])
+    g = np.random.default_rng(6).normal(size=out.shape)
+    (out * taugrad.tensor(g)).sum().backward()
+    (ref * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("padding_idx", [None, 3])
+def test_scale_grad_by_freq_divides_each_rows_gradient_by_its_count_as_torch(padding_idx):
+    weight = _weights()
+    index = np.array([[0, 3, 3], [3, 0, 1], [5, 5, 5]])
+    ours, theirs = nn.Embedding(6, 4, padding_idx, scale_grad_by_freq=True, dtype=F64), \
+        torch.nn.Embedding(6, 4, padding_idx, scale_grad_by_freq=True, dtype=torch.float64)
+    with taugrad.no_grad():
+        ours.weight.copy_(taugrad.tensor(weight))
+    with torch.no_grad():
+        theirs.weight.copy_(torch.tensor(weight))
+    out, ref = ours(taugrad.tensor(index)), theirs(torch.tensor(index))
+    np.testing.assert_array_equal(out.detach().numpy(), ref.detach().numpy())  # the values are unchanged
+    g = np.random.default_rng(7).normal(size=out.shape)
+    (out * taugrad.tensor(g)).sum().backward()
+    (ref * torch.tensor(g)).sum().backward()
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+def test_sparse_gradients_are_refused_in_one_line():
+    with pytest.raises(NotImplementedError, match="embedding: sparse gradients are not supported"):
+        nn.Embedding(4, 2, sparse=True)(taugrad.tensor([1]))

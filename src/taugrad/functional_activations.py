@@ -12,9 +12,9 @@ from typing import Any, Optional
 import numpy as np
 
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import array_module
+from taugrad.tensors.backend import array_module, scatter_add
 from taugrad.tensors.device_checks import as_unsigned, outside_on_device
-from taugrad.tensors.node import Tensor, as_array, constant
+from taugrad.tensors.node import Tensor, as_array, bump_version, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
@@ -289,17 +289,22 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out:
 
 def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
               norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of ``weight`` at the integer indices ``input`` (any shape; the output appends the row).
+    r"""Rows of ``weight`` at the integer indices ``input`` (any shape; the output appends the row).
 
-    ``padding_idx``: that row gets no gradient.  ``max_norm``,
-    ``scale_grad_by_freq`` and ``sparse`` are not supported (a clear error).
+    ``padding_idx``: that row gets no gradient.  ``max_norm``: each row the
+    input refers to whose ``norm_type``-norm exceeds it is first scaled in
+    place to ``max_norm`` (by ``max_norm / (norm + 1e-7)``, as PyTorch; not
+    recorded in the graph).  ``scale_grad_by_freq``: row ``i``'s gradient is
+    divided by the number of times ``i`` occurs in ``input``.  ``sparse``
+    gradients are not supported (taugrad has no sparse tensors).
     """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are not supported")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not supported (taugrad has no sparse tensors)")
     index = input._data if isinstance(input, Tensor) else as_array(input)
     if index.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
+    xp = array_module(weight._data)
     if isinstance(index, np.ndarray):
         if index.size and as_unsigned(index).max() >= rows:  # one pass for both bounds
             raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
@@ -307,8 +312,43 @@ def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max
         outside = outside_on_device(index, rows, ("embedding", rows), IndexError,
                                     f"embedding: an index is out of range for {rows} rows")
         index = array_module(index).where(outside, 0, index)
+    if max_norm is not None:
+        _renorm_rows(weight, index, max_norm, norm_type)
     out = weight[index]
     if padding_idx is not None:
         keep = (index != padding_idx % rows)[..., None].astype(weight._data.dtype)
         out = where(constant(keep > 0), out, out.detach())  # same values, no gradient into the padding row
+    if scale_grad_by_freq:
+        counts = xp.zeros(rows, dtype=weight._data.dtype)
+        flat = index.reshape(-1)
+        scatter_add(counts, flat, xp.ones(flat.shape, dtype=counts.dtype))
+        scale = constant((1.0 / counts[index])[..., None])
+        fixed = out.detach()
+        out = fixed + (out - fixed) * scale  # the same values (x + 0); the gradient divided by the count
     return out
+
+
+def _renorm_rows(weight: Tensor, index, max_norm: float, norm_type: float) -> None:
+    """Scale, in place and outside the graph, the rows at ``index`` whose norm exceeds ``max_norm``."""
+    data = weight._data
+    xp = array_module(data)
+    if isinstance(data, np.ndarray):
+        used = xp.unique(index)  # the rows referred to (few, for a large table)
+        picked = data[used]
+    else:  # on a device: every row, masked, so that no size depends on the values (no read-back)
+        used = xp.zeros(data.shape[0], dtype=bool)
+        used[index.reshape(-1)] = True
+        picked = data
+    if norm_type == float("inf"):
+        norms = xp.abs(picked).max(axis=1)
+    else:
+        norms = (xp.abs(picked) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    too_long = norms > max_norm
+    if not isinstance(data, np.ndarray):
+        too_long &= used
+    scale = xp.where(too_long, max_norm / (norms + 1e-7), 1.0).astype(data.dtype)
+    if isinstance(data, np.ndarray):
+        data[used] = picked * scale[:, None]
+    else:
+        data *= scale[:, None]
+    bump_version(weight)

@@ -318,3 +318,21 @@ def test_bincount_of_a_negative_value_names_the_value_on_any_device(device_backe
     for device in ("cpu", "cuda"):
         with pytest.raises(ValueError, match=r"^bincount: values must be non-negative, got -3$"):
             taugrad.bincount(taugrad.tensor([2, -3, 1], device=device))
+
+
+@pytest.mark.parametrize("kwargs", [{"max_norm": 1.0}, {"max_norm": 2.0, "norm_type": 1.0},
+                                    {"scale_grad_by_freq": True}, {"scale_grad_by_freq": True, "padding_idx": 2}])
+def test_embedding_options_on_a_device_equal_the_cpu_and_read_nothing_back(fake_cuda, kwargs):
+    """max_norm masks the rows used instead of finding them (np.unique's size would need a read)."""
+    weight = np.random.default_rng(8).normal(size=(5, 3)) * 2
+    index = np.array([[0, 2, 2], [4, 0, 0]])
+    results = []
+    for device in ("cpu", "cuda"):
+        w = taugrad.tensor(weight.copy(), device=device, requires_grad=True)
+        with strict_backend.recording_syncs() as syncs:
+            out = F.embedding(taugrad.tensor(index, device=device), w, **kwargs)
+            (out * out).sum().backward()
+        assert device == "cpu" or syncs == [], syncs
+        results.append([out.detach().cpu().numpy(), w.detach().cpu().numpy(), w.grad.cpu().numpy()])
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)

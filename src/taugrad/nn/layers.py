@@ -163,9 +163,11 @@ class Embedding(Module):
     Initialised from ``N(0, 1)`` as in PyTorch.  The input holds integer indices
     of any shape; the output appends ``embedding_dim``.  Rows used several times
     accumulate their gradients.  ``padding_idx`` (negative counts from the end)
-    names a row that starts at zeros and gets no gradient, as PyTorch's.
-    ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are refused by
-    :func:`taugrad.nn.functional.embedding` when the layer runs.
+    names a row that starts at zeros and gets no gradient, ``max_norm``
+    rescales the rows a call refers to in place, ``scale_grad_by_freq`` divides
+    each row's gradient by its count in the batch, as PyTorch's
+    (:func:`taugrad.nn.functional.embedding`); ``sparse=True`` is refused when
+    the layer runs (taugrad has no sparse tensors).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: Optional[int] = None,
