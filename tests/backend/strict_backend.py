@@ -8,7 +8,9 @@ towards NumPy:
 * ``__array_function__`` and ``__array__`` raise: any other ``np.<function>``
   on it, and any implicit conversion to NumPy (``np.asarray``), fails;
 * its operators refuse NumPy-array operands (CuPy raises ``TypeError`` there);
-* ``.flags`` has only CuPy's fields (no ``writeable``).
+* ``.flags`` has only CuPy's fields (no ``writeable``);
+* an integer index array outside the array wraps around, as CuPy's does
+  (NumPy would raise): a missing bounds check shows as a wrong number.
 
 :data:`xp`, its module, forwards ``xp.<name>`` to NumPy, unwrapping the
 arguments and wrapping the results (0-d results stay 0-d arrays, as CuPy's);
@@ -137,6 +139,30 @@ def _binary(name: str, fn, fn_inplace=None):
     return forward, reflected, inplace
 
 
+def _wrapped_around(key, shape: tuple):
+    """``key`` with each integer index array taken modulo its dim's size, as CuPy indexes.
+
+    NumPy raises for an index outside the array; CuPy wraps it around, silently
+    (its documented difference), so a missing bounds check gives a wrong number
+    on a GPU: here too, instead of NumPy's error.
+    """
+    parts = key if isinstance(key, tuple) else (key,)
+    consumed = sum(p.ndim if isinstance(p, np.ndarray) and p.dtype == np.bool_ else 0 if p is None or p is Ellipsis
+                   else 1 for p in parts)
+    dim, out = 0, []
+    for p in parts:
+        if p is Ellipsis:
+            dim += max(len(shape) - consumed, 0)
+        elif isinstance(p, np.ndarray) and p.dtype == np.bool_:
+            dim += p.ndim
+        elif p is not None:
+            if isinstance(p, np.ndarray) and p.dtype.kind in "iu" and dim < len(shape) and shape[dim]:
+                p = p % shape[dim]
+            dim += 1
+        out.append(p)
+    return tuple(out) if isinstance(key, tuple) else out[0]
+
+
 class _Flags:
     """CuPy's flags: contiguity and ownership only (no ``writeable``)."""
 
@@ -230,10 +256,11 @@ class StrictArray:
         return method
 
     def __getitem__(self, key):
-        return wrap(self._a[_unwrap(key, "indexing", allow_numpy=True)])
+        return wrap(self._a[_wrapped_around(_unwrap(key, "indexing", allow_numpy=True), self._a.shape)])
 
     def __setitem__(self, key, value):
-        self._a[_unwrap(key, "index assignment", allow_numpy=True)] = _unwrap(value, "index assignment (value)")
+        key = _wrapped_around(_unwrap(key, "index assignment", allow_numpy=True), self._a.shape)
+        self._a[key] = _unwrap(value, "index assignment (value)")
 
     def __len__(self):
         return len(self._a)
