@@ -191,19 +191,19 @@ def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
-    On a device a row whose target is ``ignore_index`` gets no gradient
-    (``kept_i = 0``) and 'mean' divides by ``sum_i kept_i``.  The first-order
+    On a device a row whose target is ``ignore_index`` gets no gradient and
+    'mean' divides by the number of rows kept.  The first-order
     path reuses the forward's exponentials; the create_graph path recomputes
     the softmax with Tensor ops.
     """
-    target, reduction, e, s, kept, count = node._ctx
+    target, reduction, e, s, ignored, count = node._ctx
     n = len(target)
     rows = _row_indices(n, target)  # from the cache, not the graph: a graph holds only what it owns
-    if kept is None:
+    if ignored is None:
         scale = _reduction_grad(g, n, reduction)
     else:  # on a device: rows whose target is ignored get none, 'mean' divides by the rows kept
         # chosen, not multiplied: with every row ignored 1 / count is inf, and inf * 0 = nan (PyTorch: 0)
-        scale = A.where(kept > 0, g * (1.0 / count) if reduction == "mean" else g, 0.0)
+        scale = A.where(ignored, 0.0, g * (1.0 / count) if reduction == "mean" else g)
     weight = scale.reshape(n, 1) if scale.ndim else scale
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
@@ -361,15 +361,14 @@ def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_ind
     xp = array_module(x)
     outside = _outside_classes_on_device(t, classes, "cross_entropy", ignore_index)
     t = xp.where(outside, 0, t)
-    kept = xp.subtract(1, outside, dtype=x.dtype)
     with quiet():  # a row of -inf gives nan, and every row ignored 0 / 0 = nan, as PyTorch
         e, s, losses = _softmax_terms(xp, _shift(x, 1), _row_indices(n, x), t)
-        losses = xp.where(outside, 0, losses)  # not losses * kept: a masked -inf at stand-in class 0 gives nan
-        count = kept.sum() if reduction == "mean" else None
+        losses = xp.where(outside, 0, losses)  # chosen: a masked -inf at stand-in class 0 times 0 would be nan
+        count = xp.subtract(1, outside, dtype=x.dtype).sum() if reduction == "mean" else None
         loss = losses if reduction == "none" else xp.add.reduce(losses, axis=None)
         if count is not None:
             loss = loss * (1.0 / count)
-    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, kept, count))
+    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, outside, count))
 
 
 def _softmax_terms(xp, shifted, rows, t):
