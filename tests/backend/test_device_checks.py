@@ -336,3 +336,32 @@ def test_embedding_options_on_a_device_equal_the_cpu_and_read_nothing_back(fake_
         results.append([out.detach().cpu().numpy(), w.detach().cpu().numpy(), w.grad.cpu().numpy()])
     for got, want in zip(results[1], results[0]):
         np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)
+
+
+OPTIMIZERS = {
+    "SGD": lambda p: optim.SGD(p, lr=0.1, momentum=0.9, weight_decay=0.01),
+    "Adam": lambda p: optim.Adam(p, lr=1e-3, weight_decay=0.01),
+    "Adam-amsgrad": lambda p: optim.Adam(p, lr=1e-3, amsgrad=True),
+    "AdamW": lambda p: optim.AdamW(p),
+    "RMSprop": lambda p: optim.RMSprop(p, momentum=0.5, centered=True),
+    "Adagrad": lambda p: optim.Adagrad(p),
+    "Adadelta": lambda p: optim.Adadelta(p),
+    "Adamax": lambda p: optim.Adamax(p),
+    "NAdam": lambda p: optim.NAdam(p),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_every_optimizer_step_with_clipping_and_dropout_reads_nothing_back(fake_cuda, name):
+    taugrad.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.Dropout(0.2), nn.Tanh(), nn.LayerNorm(8), nn.Linear(8, 3)).to("cuda")
+    optimizer = OPTIMIZERS[name](model.parameters())
+    x, y = taugrad.randn(5, 4, device="cuda"), taugrad.tensor([0, 1, 2, 1, 0], device="cuda")
+    for _ in range(2):  # the second step has the optimizer's state
+        with strict_backend.recording_syncs() as syncs:
+            loss = F.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+        assert syncs == [], f"{name}: read values back at {syncs}"
