@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ import pytest
 import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
+from taugrad.tensors import device_checks
 
 from . import strict_backend
 
@@ -365,3 +367,22 @@ def test_every_optimizer_step_with_clipping_and_dropout_reads_nothing_back(fake_
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
         assert syncs == [], f"{name}: read values back at {syncs}"
+
+
+def test_a_check_left_by_another_thread_during_a_read_is_kept(monkeypatch):
+    """A read takes the pending checks and clears them: a check another thread leaves in between must survive."""
+    class ClearedSlowly(dict):
+        def clear(self):
+            self.other = threading.Thread(target=device_checks.defer,
+                                          args=("late", np.array(True), IndexError, "the late check"))
+            self.other.start()
+            self.other.join(0.2)  # the other thread gets its chance to write now
+            super().clear()
+
+    pending = ClearedSlowly()
+    monkeypatch.setattr(device_checks, "_PENDING", pending)
+    device_checks.defer("first", np.array(False), IndexError, "the first check")
+    device_checks.raise_pending()  # the first check passed
+    pending.other.join()
+    with pytest.raises(IndexError, match="the late check"):
+        device_checks.raise_pending()

@@ -18,12 +18,15 @@ seen at the next synchronizing call).
 """
 from __future__ import annotations
 
+import threading
 from typing import Dict, Hashable, Tuple
 
 import numpy as np
 
 #: (op, size) -> (the device's 0-d "some index was bad" flag, the error type, its message)
 _PENDING: Dict[Hashable, Tuple[object, type, str]] = {}
+#: another thread may leave a check between a read's taking of the flags and its clearing them
+_LOCK = threading.Lock()
 
 
 def defer(key: Hashable, bad, error_type: type, message: str) -> None:
@@ -32,16 +35,18 @@ def defer(key: Hashable, bad, error_type: type, message: str) -> None:
     Checks with the same ``key`` are or-ed on the device (one kernel), so a
     loop that reads nothing for many steps keeps one flag per key, not one per step.
     """
-    earlier = _PENDING.get(key)
-    _PENDING[key] = (bad if earlier is None else earlier[0] | bad, error_type, message)
+    with _LOCK:
+        earlier = _PENDING.get(key)
+        _PENDING[key] = (bad if earlier is None else earlier[0] | bad, error_type, message)
 
 
 def raise_pending() -> None:
     """Read the pending flags (this waits for the device) and raise the first check that failed."""
     if not _PENDING:
         return
-    pending = list(_PENDING.values())
-    _PENDING.clear()
+    with _LOCK:
+        pending = list(_PENDING.values())
+        _PENDING.clear()
     if not any(bool(bad) for bad in _either_per_device(pending)):
         return
     for bad, error_type, message in pending:
