@@ -173,6 +173,27 @@ def test_an_ignored_row_with_a_masked_logit_counts_nowhere_as_torch(kwargs, redu
            [(x, tx)])
 
 
+@pytest.mark.parametrize("make", [lambda x: F.rrelu(x, 0.1, 0.3, training=True),
+                                  lambda x: nn.RReLU(0.1, 0.3)(x)], ids=["functional", "module-training"])
+def test_rrelu_in_training_draws_a_slope_per_element_in_its_bounds_and_differentiates_by_it(make):
+    """As torch: x where x > 0, else a x with a ~ U(lower, upper), and the gradient there is that a."""
+    rng = np.random.default_rng(12)
+    data = rng.normal(size=(200, 5))
+    data[0, :2] = 0.0  # at 0 torch takes the random slope's side
+    x = Tensor(data, requires_grad=True)
+    out = make(x)
+    out.sum().backward()
+    negative = data <= 0
+    np.testing.assert_array_equal(out._data[~negative], data[~negative])
+    np.testing.assert_array_equal(x.grad._data[~negative], 1.0)
+    slopes = x.grad._data[negative]
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3 and slopes.std() > 0.04  # spread over the interval
+    np.testing.assert_allclose(out._data[negative], data[negative] * slopes, rtol=1e-15)
+    theirs = torch.nn.functional.rrelu(torch.tensor(data), 0.1, 0.3, training=True).numpy()
+    np.testing.assert_array_equal(theirs[~negative], data[~negative])
+    assert np.all((theirs[negative & (data < 0)] >= 0.3 * data[negative & (data < 0)]))
+
+
 def test_cross_entropy_plain_case_stays_one_fused_node():
     x = Tensor(LOGITS, requires_grad=True)
     loss = F.cross_entropy(x, TARGETS)
@@ -432,10 +453,6 @@ def test_new_functions_reject_bad_input_in_one_line():
         F.celu(X, alpha=0.0)
     with pytest.raises(ValueError, match="^softshrink: lambd must be non-negative"):
         F.softshrink(X, -0.5)
-    with pytest.raises(NotImplementedError, match="^rrelu: training=True"):
-        F.rrelu(X, training=True)
-    with pytest.raises(NotImplementedError, match="^rrelu: training=True"):
-        nn.RReLU()(X)  # a module starts in training mode
     # torch refuses the same inputs
     with pytest.raises(RuntimeError):
         torch.nn.functional.glu(torch.tensor(X))

@@ -12,8 +12,9 @@ from typing import Any, Optional
 import numpy as np
 
 from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import array_module, scatter_add
+from taugrad.tensors.backend import array_module, device_of, move_like, scatter_add
 from taugrad.tensors.device_checks import as_unsigned, outside_on_device
+from taugrad.tensors.generator import get_generator
 from taugrad.tensors.node import Tensor, as_array, bump_version, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
@@ -261,14 +262,21 @@ def tanhshrink(input: Any) -> Tensor:
 
 def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = False,
           inplace: bool = False) -> Tensor:
-    """Randomized leaky ReLU in evaluation: ``leaky_relu`` with slope ``(lower + upper) / 2``.
+    """Randomized leaky ReLU: ``x`` where ``x > 0``, else ``a x``.
 
-    ``training=True`` (a random slope per element) is not supported.
+    Training: ``a ~ U(lower, upper)`` drawn per element (from the generator of
+    the input's device), and the gradient there is the same ``a``, as
+    PyTorch's (its random numbers are not PyTorch's).  Evaluation: the fixed
+    slope ``(lower + upper) / 2``, i.e. ``leaky_relu``.
     """
-    if training:
-        raise NotImplementedError("rrelu: training=True (a random slope per element) is not supported")
     x = _floating(_tensor(input, "rrelu"), "rrelu")
-    return leaky_relu(x, (lower + upper) / 2.0)
+    if not training:
+        return leaky_relu(x, (lower + upper) / 2.0)
+    data = x._data
+    # drawn on the host from the generator of the input's device, then moved there (as every random op)
+    draw = get_generator(None, device_of(data)).random(x.shape)
+    slope = move_like((lower + (upper - lower) * draw).astype(data.dtype, copy=False), data)
+    return where(constant(data > 0), x, x * constant(slope))
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
