@@ -495,6 +495,23 @@ def test_scaled_dot_product_attention_matches_torch(kwargs):
            [(q, tq), (k, tk), (v, tv)])
 
 
+@pytest.mark.parametrize("heads", [(8, 2, 2), (4, 4, 1), (6, 3, 3), (4, 4, 4)], ids=str)
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_grouped_query_attention_matches_torch(heads, is_causal):
+    """enable_gqa: key/value heads each shared by a group of consecutive query heads."""
+    hq, hk, hv = heads
+    (q, tq), (k, tk), (v, tv) = (_pair(RNG.normal(size=(2, h, 5, n))) for h, n in ((hq, 4), (hk, 4), (hv, 3)))
+    _check(F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, enable_gqa=True),
+           torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=is_causal, enable_gqa=True),
+           [(q, tq), (k, tk), (v, tv)])
+
+
+def test_grouped_query_attention_refuses_heads_that_do_not_divide():
+    q, k = Tensor(np.ones((1, 6, 2, 4))), Tensor(np.ones((1, 4, 2, 4)))
+    with pytest.raises(ValueError, match=r"the 4 heads of key must divide the query's 6 heads \(enable_gqa\)"):
+        F.scaled_dot_product_attention(q, k, k, enable_gqa=True)
+
+
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("masks", [None, "padding", "causal", "float"])
 def test_multihead_attention_loads_torch_weights_and_matches(batch_first, masks):

@@ -45,6 +45,18 @@ def attention_bias(L: int, S: int, attn_mask: Any, is_causal: bool, like: Any) -
     return bias
 
 
+def _shared_heads(q: Tensor, t: Tensor, name: str) -> Tensor:
+    """``t`` (key or value) with each of its heads repeated for its group of query heads (dim -3)."""
+    if q.ndim < 3 or t.ndim < 3:
+        raise ValueError(f"scaled_dot_product_attention: enable_gqa needs a heads dimension (-3) in query and "
+                         f"{name}, got shapes {tuple(q.shape)} and {tuple(t.shape)}")
+    heads, shared = q.shape[-3], t.shape[-3]
+    if shared == 0 or heads % shared:
+        raise ValueError(f"scaled_dot_product_attention: the {shared} heads of {name} must divide the query's "
+                         f"{heads} heads (enable_gqa)")
+    return t if shared == heads else t.repeat_interleave(heads // shared, dim=-3)
+
+
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: Optional[float] = None,
                                  enable_gqa: bool = False) -> Tensor:
@@ -56,11 +68,13 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     boolean (True = may attend) or floating (added to the scores), broadcast
     to (..., L, S).  A query that may attend no key gets nan, as PyTorch's
     reference formula.  ``dropout_p`` drops attention weights (always applied
-    when > 0, as in PyTorch: pass 0.0 in evaluation).
+    when > 0, as in PyTorch: pass 0.0 in evaluation).  ``enable_gqa``: key
+    and value may have fewer heads (dim -3) than the query, each shared by a
+    group of ``Hq / Hk`` consecutive query heads (grouped-query attention).
     """
-    if enable_gqa:
-        raise NotImplementedError("scaled_dot_product_attention: enable_gqa is not supported")
     q, k, v = _tensor(query, "query"), _tensor(key, "key"), _tensor(value, "value")
+    if enable_gqa:
+        k, v = _shared_heads(q, k, "key"), _shared_heads(q, v, "value")
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
         raise ValueError(f"scaled_dot_product_attention: query, key and value need at least 2 dimensions, got "
                          f"shapes {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
