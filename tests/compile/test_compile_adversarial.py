@@ -7,6 +7,7 @@ and every piece of state the function touches with ``np.array_equal``.
 """
 from __future__ import annotations
 
+import sys
 import threading
 import warnings
 
@@ -17,6 +18,7 @@ import taugrad
 import taugrad.functional as F
 from taugrad import nn, optim
 from taugrad.compile import CompileWarning
+from taugrad.compile.recording import Tape
 
 from .steps import train_step as _step
 
@@ -781,12 +783,18 @@ def test_recursive_compiled_function():
 
 
 def test_two_threads_each_with_their_own_model():
+    # The twins are built before the threads start: building one reseeds the process-wide default generator
+    # (as torch.manual_seed does), so two threads building at once draw each other's numbers and a thread's
+    # twins start with different weights, whatever compile does.
+    models = [_twins(make_opt=lambda p: optim.Adam(p, lr=1e-2)) for _ in range(2)]
+    start = threading.Barrier(2)
     results = {}
 
     def worker(k):
         try:
-            (m1, o1), (m2, o2) = _twins(make_opt=lambda p: optim.Adam(p, lr=1e-2))
+            (m1, o1), (m2, o2) = models[k]
             compiled = taugrad.compile(_step)
+            start.wait(10)  # both threads step (and capture) at the same time
             ok = True
             for i in range(20):
                 x, y = _xy(seed=i + 100 * k)
@@ -802,6 +810,97 @@ def test_two_threads_each_with_their_own_model():
     for t in threads:
         t.join()
     assert results == {0: True, 1: True}
+
+
+class _Gate:
+    """Called inside a step: on its ``pause_at``-th call, says so and waits until it is let go."""
+
+    def __init__(self, pause_at: int) -> None:
+        self.calls = 0
+        self.pause_at = pause_at
+        self.inside, self.go = threading.Event(), threading.Event()
+
+    def __call__(self) -> None:
+        self.calls += 1
+        if self.calls == self.pause_at:
+            self.inside.set()
+            assert self.go.wait(10)
+
+
+def test_captures_overlapping_in_two_threads_record_all_of_each_step():
+    """A starts capturing, B starts capturing, A finishes and replays, then B finishes and replays.
+
+    Each capture pauses between its forward and its backward, so the other thread's swaps are put in and
+    taken out around it: the recording functions must stay in place until the last capture ends (else
+    ``opt.step()`` after the pause runs unrecorded and the replays never update the parameters).
+    """
+    gates = [_Gate(pause_at=2), _Gate(pause_at=2)]  # call 1: the eager twin, call 2: the capture
+    results = {}
+
+    def worker(k):
+        gate = gates[k]
+
+        def step(model, opt, x, y):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            gate()
+            loss.backward()
+            opt.step()
+            return loss
+
+        try:
+            (m1, o1), (m2, o2) = models[k]
+            compiled = taugrad.compile(step)
+            ok = True
+            for i in range(5):
+                x, y = _xy(seed=i + 100 * k)
+                ok &= _same(step(m1, o1, x, y), compiled(m2, o2, x, y))
+                ok &= all(np.array_equal(p._data, q._data) for p, q in zip(m1.parameters(), m2.parameters()))
+            results[k] = (ok, compiled.stats["replays"] >= 2)
+        except Exception as e:  # pragma: no cover - reported below
+            results[k] = e
+
+    models = [_twins(make_opt=lambda p: optim.Adam(p, lr=1e-2)) for _ in range(2)]
+    a, b = (threading.Thread(target=worker, args=(k,)) for k in range(2))
+    a.start()
+    assert gates[0].inside.wait(10)  # A is inside its capture
+    b.start()
+    assert gates[1].inside.wait(10)  # B too
+    gates[0].go.set()
+    a.join()  # A's capture ended (and A replayed) while B's is still running
+    gates[1].go.set()
+    b.join()
+    assert results == {0: (True, True), 1: (True, True)}
+
+
+def test_a_capture_paused_while_numbering_its_tape_does_not_break_another_threads():
+    """Thread A is switched out inside ``Tape()`` (forced with a trace function); B makes a tape meanwhile."""
+    init = Tape.__init__.__code__
+    paused, go = threading.Event(), threading.Event()
+    numbers = {}
+
+    def pause_in_python_called_by_tape_init(frame, event, arg):
+        if event == "call" and frame.f_back is not None and frame.f_back.f_code is init:
+            paused.set()
+            go.wait(10)
+
+    def first():
+        sys.settrace(pause_in_python_called_by_tape_init)
+        try:
+            numbers["A"] = Tape().number
+        finally:
+            sys.settrace(None)
+            paused.set()  # also when Tape() called no Python at all
+
+    t = threading.Thread(target=first)
+    t.start()
+    assert paused.wait(10)
+    try:
+        numbers["B"] = Tape().number
+    finally:
+        go.set()
+        t.join()
+    assert set(numbers) == {"A", "B"} and numbers["A"] != numbers["B"]
 
 
 def test_other_thread_gets_plain_numpy_during_a_capture():

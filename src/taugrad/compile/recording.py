@@ -19,6 +19,7 @@ printing) is handled by :mod:`taugrad.compile.reads`.
 """
 from __future__ import annotations
 
+import itertools
 import threading
 import weakref
 from typing import Any, Callable, Dict, List, Optional
@@ -107,14 +108,9 @@ class Tape:
             self.poisoned = why
 
 
-def _counter():
-    n = 0
-    while True:
-        n += 1
-        yield n
-
-
-_TAPE_NUMBERS = _counter()
+#: a C iterator, not a generator: a thread switch inside a generator makes another thread's ``next`` raise
+#: "generator already executing", whereas ``next`` on ``itertools.count`` runs without releasing the GIL
+_TAPE_NUMBERS = itertools.count(1)
 
 
 class _Capturing(threading.local):
