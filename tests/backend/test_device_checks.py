@@ -372,11 +372,14 @@ def test_every_optimizer_step_with_clipping_and_dropout_reads_nothing_back(fake_
 def test_a_check_left_by_another_thread_during_a_read_is_kept(monkeypatch):
     """A read takes the pending checks and clears them: a check another thread leaves in between must survive."""
     class ClearedSlowly(dict):
+        other = None
+
         def clear(self):
-            self.other = threading.Thread(target=device_checks.defer,
-                                          args=("late", np.array(True), IndexError, "the late check"))
-            self.other.start()
-            self.other.join(0.2)  # the other thread gets its chance to write now
+            if self.other is None:  # once: a second thread must not outlive the test and write to the real dict
+                self.other = threading.Thread(target=device_checks.defer,
+                                              args=("late", np.array(True), IndexError, "the late check"))
+                self.other.start()
+                self.other.join(0.2)  # the other thread gets its chance to write now
             super().clear()
 
     pending = ClearedSlowly()
@@ -386,3 +389,4 @@ def test_a_check_left_by_another_thread_during_a_read_is_kept(monkeypatch):
     pending.other.join()
     with pytest.raises(IndexError, match="the late check"):
         device_checks.raise_pending()
+    assert not pending  # nothing left for the tests after this one
