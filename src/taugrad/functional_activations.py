@@ -319,7 +319,7 @@ def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max
     else:  # the check stays on the device; index 0 stands in until it raises at the next read
         outside = outside_on_device(index, rows, ("embedding", rows), IndexError,
                                     f"embedding: an index is out of range for {rows} rows")
-        index = array_module(index).where(outside, 0, index)
+        index = xp.where(outside, 0, index)
     if max_norm is not None:
         _renorm_rows(weight, index, max_norm, norm_type)
     out = weight[index]
@@ -343,20 +343,18 @@ def _renorm_rows(weight: Tensor, index, max_norm: float, norm_type: float) -> No
     if isinstance(data, np.ndarray):
         used = xp.unique(index)  # the rows referred to (few, for a large table)
         picked = data[used]
+        data[used] = picked * _renorm_scale(xp, picked, max_norm, norm_type, True)
     else:  # on a device: every row, masked, so that no size depends on the values (no read-back)
         used = xp.zeros(data.shape[0], dtype=bool)
         used[index.reshape(-1)] = True
-        picked = data
-    if norm_type == float("inf"):
-        norms = xp.abs(picked).max(axis=1)
-    else:
-        norms = (xp.abs(picked) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
-    too_long = norms > max_norm
-    if not isinstance(data, np.ndarray):
-        too_long &= used
-    scale = xp.where(too_long, max_norm / (norms + 1e-7), 1.0).astype(data.dtype)
-    if isinstance(data, np.ndarray):
-        data[used] = picked * scale[:, None]
-    else:
-        data *= scale[:, None]
+        data *= _renorm_scale(xp, data, max_norm, norm_type, used)
     bump_version(weight)
+
+
+def _renorm_scale(xp, rows, max_norm: float, norm_type: float, used):
+    """A column of factors: ``max_norm / (norm + 1e-7)`` for the ``used`` rows longer than ``max_norm``, else 1."""
+    if norm_type == float("inf"):
+        norms = xp.abs(rows).max(axis=1)
+    else:
+        norms = (xp.abs(rows) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    return xp.where((norms > max_norm) & used, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)[:, None]

@@ -36,7 +36,7 @@ import numpy as np
 
 from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import device_of, is_array, to_device
-from taugrad.tensors.device_checks import checked_index, outside_on_device
+from taugrad.tensors.device_checks import checked_index
 from taugrad.tensors.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
@@ -188,10 +188,7 @@ def _in_range_on_device(parts: tuple, like) -> tuple:
         elif p is not None:
             if is_array(p) and dim < like.ndim:
                 n = like.shape[dim]
-                outside = outside_on_device(p, n, ("index", dim, n), IndexError,
-                                            f"index: an index is out of range for dim {dim} of size {n}",
-                                            negatives=True)
-                p = array_module(p).where(outside, 0, p)
+                p = checked_index(p, n, ("index", dim, n), f"index: an index is out of range for dim {dim} of size {n}")
             dim += 1
         out.append(p)
     return tuple(out)

@@ -170,14 +170,9 @@ def _check_classes_now(t, classes: int, op: str, ignore_index=None) -> None:
     if t.size and as_unsigned(t).max() >= classes:  # one pass for both bounds
         if ignore_index is not None and bool((t == ignore_index).any()):
             raise _IgnoredTargets
-        _raise_out_of_range(t, classes, op)
-
-
-def _raise_out_of_range(t, classes: int, op: str):
-    """The error for the first bad target: the lowest if one is negative, else the highest."""
-    low = t.min()
-    bad = int(low) if low < 0 else int(t.max())
-    raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
+        low = t.min()  # name the lowest target if one is negative, else the highest
+        bad = int(low) if low < 0 else int(t.max())
+        raise ValueError(f"{op}: target {bad} is out of range for {classes} classes (0 to {classes - 1})")
 
 
 def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
@@ -424,8 +419,7 @@ def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, redu
     xp = array_module(t)
     safe = xp.where(valid, t, 0)
     if isinstance(safe, np.ndarray):
-        if safe.size and as_unsigned(safe).max() >= classes:
-            _raise_out_of_range(safe, classes, op)
+        _check_classes_now(safe, classes, op)
     else:
         safe = xp.where(_outside_classes_on_device(safe, classes, op), 0, safe)
     dtype = rows._data.dtype
