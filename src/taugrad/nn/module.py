@@ -23,6 +23,7 @@ import numpy as np
 from taugrad.tensors.backend import device_of, is_array, to_device
 from taugrad.tensors.device import parse_to
 from taugrad.tensors.device import device as Device
+from taugrad.tensors.flat_storage import pack
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.node import Tensor
@@ -353,13 +354,19 @@ class Module:
         Parameters and buffers (and the parameters' gradients) move to the
         device, and the floating ones convert to the dtype, in place, as
         PyTorch: each tensor keeps its identity, so an optimizer built before
-        still holds them; integer buffers (counters) keep their dtype.
+        still holds them; integer buffers (counters) keep their dtype.  On a
+        device the parameters this call moved or converted are placed side by
+        side in one buffer (:mod:`taugrad.tensors.flat_storage`), so that an
+        optimizer step updates them all in a few kernel launches.
         """
         dev, dtype, _, _ = parse_to("Module.to", args, kwargs)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"Module.to: only floating or complex dtypes convert a module, got {dtype}")
-        for t in list(self.parameters()) + list(self.buffers()):
+        params = list(self.parameters())
+        before = [p._data for p in params]
+        for t in params + list(self.buffers()):
             _convert_in_place(t, dev, dtype)
+        pack([p for p, array in zip(params, before) if p._data is not array])
         return self
 
     def cpu(self) -> "Module":

@@ -43,6 +43,8 @@ class Adadelta(Optimizer):
         check_number("epsilon value", group["eps"])
         check_number("weight_decay value", group["weight_decay"])
 
+    _elementwise_update = True  # each element from the same elements only: a group may run as one array
+
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         xp = array_module(param)  # state and temporaries on the parameter's device
         if not state:

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Dict, Iterable, List, Tuple
 
 import numpy as np
 
-from taugrad.optim.optimizer import Optimizer, array_of, check_number, grad_array
+from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.backend import array_module, device_of
 from taugrad.tensors.node import Tensor
 from taugrad.tensors.ops.inplace import bump_version
@@ -56,7 +56,7 @@ class Adam(Optimizer):
         check_number("beta parameter at index 1", betas[1], 0.0, 1.0, high_open=True)
         check_number("weight_decay", group["weight_decay"])
 
-    def _update_group(self, group: Dict[str, Any]) -> None:
+    def _update_flat(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]) -> bool:
         """The step of a whole group as a few operations on one flat array, when it can be.
 
         A model has many small parameters (the GPT of the lecture: 94 tensors)
@@ -71,11 +71,10 @@ class Adam(Optimizer):
         moments replaced by ``load_state_dict``, subclasses with their own
         rule) takes the per-parameter path.
         """
-        flat = self._flat_group(group) if type(self)._update is Adam._update else None
+        flat = self._flat_group(group, arrays, grads) if type(self)._update is Adam._update else None
         if flat is None:
-            super()._update_group(group)
-            return
-        params, arrays, grads, states, (exp_avg, exp_avg_sq, scratch, flat_grad, updates, flat_params) = flat
+            return False
+        params, states, (exp_avg, exp_avg_sq, scratch, flat_grad, updates, flat_params) = flat
         xp = array_module(exp_avg)
         xp.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
         step = states[0]["step"] + 1
@@ -111,23 +110,22 @@ class Adam(Optimizer):
                 array[...] = new
                 if isinstance(p, Tensor):
                     bump_version(p)
-            return
+            return True
         for p, array, u in zip(params, arrays, updates):
             if decay is not None:
                 array *= decay
             array -= u
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+        return True
 
-    def _flat_group(self, group: Dict[str, Any]):
-        """``(params, arrays, grads, states, buffers)`` for the flat step, or None where it does not apply."""
+    def _flat_group(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]):
+        """``(params, states, buffers)`` for the flat step, or None where it does not apply."""
         if group["amsgrad"] or group["maximize"]:
             return None
         params = group["params"]
-        grads = [grad_array(p) for p in params]
         if any(g is None for g in grads):
             return None
-        arrays = [array_of(p) for p in params]
         first_array = arrays[0]
         dtype, kind = first_array.dtype, type(first_array)
         if dtype.kind != "f" or any(a.dtype != dtype or g.dtype != dtype or type(a) is not kind or type(g) is not kind
@@ -142,7 +140,7 @@ class Adam(Optimizer):
         if cached is not None and cached[0] == [id(p) for p in params] and type(cached[1][0]) is kind and all(
                 s.get("exp_avg") is m and s.get("exp_avg_sq") is v and s["step"] == first
                 for s, m, v in zip(states, cached[2], cached[3])):
-            return params, arrays, grads, states, cached[1]
+            return params, states, cached[1]
         # (re)build the flat moments from the per-parameter ones, all at the same step
         if any(states) and not all(s.get("step") == first and "exp_avg" in s for s in states):
             return None
@@ -169,7 +167,9 @@ class Adam(Optimizer):
         flat_params = [flat_grad[end - size:end].reshape(a.shape) for a, end, size in zip(arrays, ends, sizes)]
         buffers = (exp_avg, exp_avg_sq, scratch, flat_grad, updates, flat_params)
         self._flat_adam[id(group)] = ([id(p) for p in params], buffers, views_m, views_v)
-        return params, arrays, grads, states, buffers
+        return params, states, buffers
+
+    _elementwise_update = True  # each element from the same elements only: a group may run as one array
 
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         xp = array_module(param)  # state and temporaries on the parameter's device

@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 import numpy as np
 
 from taugrad.grad_mode import enable_grad
+from taugrad.optim.packed import step_packed
 from taugrad.tensors.backend import array_module, device_of, is_array, to_device
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.node import Tensor
@@ -124,14 +125,29 @@ class Optimizer:
         return loss
 
     def _update_group(self, group: Dict[str, Any]) -> None:
-        """One step for every parameter of ``group`` that has a gradient (subclasses may batch them)."""
-        for p in group["params"]:
-            grad = grad_array(p)
+        """One step for every parameter of ``group`` that has a gradient (subclasses may batch them).
+
+        Parameters packed side by side on a device take one update for the
+        whole group (:mod:`taugrad.optim.packed`); others one each, unless
+        :meth:`_update_flat` handles the group.
+        """
+        params = group["params"]
+        arrays = [array_of(p) for p in params]
+        grads = [grad_array(p) for p in params]
+        if arrays and type(arrays[0]) is not np.ndarray and step_packed(self, group, arrays, grads):
+            return
+        if self._update_flat(group, arrays, grads):
+            return
+        for p, array, grad in zip(params, arrays, grads):
             if grad is None:
                 continue
-            self._update(array_of(p), grad, self.state.setdefault(id(p), {}), group)
+            self._update(array, grad, self.state.setdefault(id(p), {}), group)
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+
+    def _update_flat(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]) -> bool:
+        """A subclass's own step of the whole group (``arrays``, ``grads``: the parameters'); False: none taken."""
+        return False
 
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         """Update the array ``param`` in place from ``grad`` (same backend; state made with their module)."""

@@ -54,6 +54,8 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("Nesterov momentum requires momentum > 0 and dampening = 0")
 
+    _elementwise_update = True  # each element from the same elements only: a group may run as one array
+
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         if group["maximize"]:
             grad = -grad

@@ -1,0 +1,137 @@
+"""An optimizer step over a whole parameter group at once, when its parameters lie side by side in one device buffer.
+
+:meth:`Module.to` places a model's parameters on a device in one flat
+buffer (:mod:`taugrad.tensors.flat_storage`).  An optimizer whose update rule
+is elementwise (every built-in one: each element of ``p`` is updated from the
+same elements of ``p``, its gradient and its state) can then run that rule
+once, on the 1-D slice holding the group, with the gradients gathered into
+one array: a dozen kernel launches per step instead of a dozen per
+parameter (PyTorch's multi-tensor "foreach" kernels do the same).  The
+numbers are the per-parameter ones: the same operations on the same
+elements.
+
+The per-parameter state stays PyTorch's layout: ``optimizer.state[p]``
+holds, for each state array, a view of the group's flat state array, shaped
+like ``p``, and the scalars (step counts) of the step.  Anything else (a
+parameter without gradient, states that disagree after a
+``load_state_dict``, a subclass with its own rule) takes the per-parameter
+path, which reads and writes those same entries.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from taugrad.tensors.backend import array_module, is_array
+from taugrad.tensors.flat_storage import Span, span
+from taugrad.tensors.node import Tensor
+from taugrad.tensors.ops.inplace import bump_version
+
+
+def step_packed(optimizer: Any, group: Dict[str, Any], arrays: Sequence[Any], grads: Sequence[Any]) -> bool:
+    """Run ``optimizer._update`` once for all of ``group``; False (nothing done) where it cannot.
+
+    ``arrays`` and ``grads`` are the parameters' arrays and gradient arrays
+    (None for no gradient), in the group's order.
+    """
+    params = group["params"]
+    packed = span(params, arrays)
+    if packed is None or not _declared_elementwise(optimizer):
+        return False
+    whole = packed.whole
+    kind, dtype = type(whole), whole.dtype
+    if any(g is None or type(g) is not kind or g.dtype != dtype for g in grads):
+        return False
+    states = [optimizer.state.setdefault(id(p), {}) for p in params]
+    cache = optimizer.__dict__.setdefault("_packed_states", {})  # on the optimizer: state_dict() stays torch's
+    flat_state = _flat_state(cache.get(id(group)), params, packed, states)
+    if flat_state is None:
+        return False
+    flat_grad = array_module(whole).concatenate(packed.flatten(grads))
+    optimizer._update(whole, flat_grad, flat_state, group)
+    cache[id(group)] = _share(flat_state, cache.get(id(group)), params, packed, states)
+    for p in params:
+        if isinstance(p, Tensor):
+            bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+    return True
+
+
+def _declared_elementwise(optimizer: Any) -> bool:
+    """Whether the class that defines ``optimizer``'s ``_update`` declares its rule elementwise.
+
+    A user's subclass that overrides ``_update`` is not assumed elementwise.
+    """
+    for cls in type(optimizer).__mro__:
+        if "_update" in cls.__dict__:
+            return bool(cls.__dict__.get("_elementwise_update", False))
+    return False
+
+
+class _Cached:
+    """The flat state of a group as last shared out: who it was for, and the per-parameter views."""
+
+    def __init__(self, ids: List[int], flat_state: Dict[str, Any], views: Dict[str, tuple]) -> None:
+        self.ids, self.flat_state = ids, flat_state
+        self.views = views  # key -> (the flat array, its per-parameter views)
+
+
+def _flat_state(cached: Optional[_Cached], params, packed: Span, states) -> Optional[Dict[str, Any]]:
+    """The group's flat state: the cached one if the per-parameter states still are its views, else rebuilt.
+
+    None when the per-parameter states cannot be one flat state (different
+    keys or step counts, arrays of another shape or backend).
+    """
+    if cached is not None and cached.ids == [id(p) for p in params] and _still_shared(cached, states):
+        return cached.flat_state
+    if not any(states):
+        return {}  # the first step: the rule makes its state, flat
+    keys = set(states[0])
+    if any(set(s) != keys for s in states):
+        return None
+    whole = packed.whole
+    xp = array_module(whole)
+    flat: Dict[str, Any] = {}
+    for key in keys:
+        values = [s[key] for s in states]
+        if all(is_array(v) for v in values):
+            if any(type(v) is not type(whole) or v.shape != slot.view.shape for v, slot in zip(values, packed.slots)):
+                return None
+            flat[key] = xp.concatenate(packed.flatten(values))
+        elif any(is_array(v) for v in values) or any(v != values[0] for v in values):
+            return None
+        else:
+            flat[key] = values[0]
+    return flat
+
+
+def _still_shared(cached: _Cached, states) -> bool:
+    """Whether every per-parameter state holds exactly the cached views and scalars (nothing replaced them)."""
+    flat = cached.flat_state
+    for i, state in enumerate(states):
+        if len(state) != len(flat):
+            return False
+        for key, value in flat.items():
+            held = state.get(key)
+            shared = cached.views.get(key)
+            if shared is not None:
+                if shared[0] is not value or held is not shared[1][i]:
+                    return False
+            elif held is not value and (is_array(held) or is_array(value) or held != value):
+                return False
+    return True
+
+
+def _share(flat_state, cached: Optional[_Cached], params, packed: Span, states) -> _Cached:
+    """Hand each parameter its part of the flat state: views of the flat arrays, the scalars as they are."""
+    views: Dict[str, tuple] = {}
+    for key, value in flat_state.items():
+        if is_array(value) and value.shape == packed.whole.shape:
+            shared = cached.views.get(key) if cached is not None else None
+            if shared is None or shared[0] is not value:  # new, or the rule replaced the array: new views
+                shared = (value, packed.views(value))
+            views[key] = shared
+            for state, view in zip(states, shared[1]):
+                state[key] = view
+        else:
+            for state in states:
+                state[key] = value
+    return _Cached([id(p) for p in params], flat_state, views)
