@@ -23,6 +23,7 @@ import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
 from taugrad.tensors import device_checks
+from taugrad.tensors.ops import losses
 
 from . import strict_backend
 
@@ -396,3 +397,13 @@ def test_a_check_left_by_another_thread_during_a_read_is_kept(monkeypatch):
     with pytest.raises(IndexError, match="the late check"):
         device_checks.raise_pending()
     assert not pending  # nothing left for the tests after this one
+
+
+def test_cross_entropy_on_a_device_makes_its_row_indices_once(fake_cuda):
+    """Every step picks one logit per row with arange(n): on a GPU a fresh one is a kernel launch each time."""
+    first = taugrad.zeros(3, device="cuda")._data
+    second = taugrad.ones(4, device="cuda")._data
+    rows = losses._row_indices(6, first)
+    assert type(rows) is type(first) and rows.tolist() == list(range(6))
+    assert losses._row_indices(6, second) is rows
+    assert losses._row_indices(6, np.zeros(2)) is not rows  # NumPy's own, for CPU arrays

@@ -191,14 +191,14 @@ def cross_entropy_backward(g, out, ins, node):
     path reuses the forward's exponentials; the create_graph path recomputes
     the softmax with Tensor ops.
     """
-    target, reduction, e, s, ignored, count = node._ctx
+    target, reduction, e, s, ignored, inv_count = node._ctx
     n = len(target)
     rows = _row_indices(n, target)  # from the cache, not the graph: a graph holds only what it owns
     if ignored is None:
         scale = _reduction_grad(g, n, reduction)
     else:  # on a device: rows whose target is ignored get none, 'mean' divides by the rows kept
         # chosen, not multiplied: with every row ignored 1 / count is inf, and inf * 0 = nan (PyTorch: 0)
-        scale = A.where(ignored, 0.0, g * (1.0 / count) if reduction == "mean" else g)
+        scale = A.where(ignored, 0.0, g * inv_count if reduction == "mean" else g)
     weight = scale.reshape(n, 1) if scale.ndim else scale
     if isinstance(g, Tensor):  # create_graph: keep the gradient differentiable
         x = ins[0]
@@ -217,20 +217,26 @@ _ROWS = {}
 
 
 def _row_indices(n: int, like):
-    """``arange(n)`` in ``like``'s array module: cross_entropy picks one element per row every step.
+    """``arange(n)`` in ``like``'s array module, on its device: cross_entropy picks one element per row every step.
 
-    NumPy's is read-only and cached; another backend's is made each time (an
-    array cached on one device would not index arrays on another).
+    Cached per backend and device (an array on one device cannot index
+    arrays on another; on a GPU each fresh one is a kernel launch, twice a
+    step); NumPy's is read-only.  Only this module reads them, as indices.
     """
-    if type(like) is not np.ndarray:
+    if type(like) is np.ndarray:
+        key = n
+    elif isinstance(like, np.ndarray):  # a subclass (compile's recording arrays): made each time
         return array_module(like).arange(n)
-    rows = _ROWS.get(n)
+    else:
+        key = (type(like), str(device_of(like)), n)
+    rows = _ROWS.get(key)
     if rows is None:
-        rows = np.arange(n)
-        rows.flags.writeable = False
+        rows = array_module(like).arange(n)
+        if type(rows) is np.ndarray:
+            rows.flags.writeable = False
         if len(_ROWS) >= 64:
             _ROWS.clear()
-        _ROWS[n] = rows
+        _ROWS[key] = rows
     return rows
 
 
@@ -359,11 +365,11 @@ def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_ind
     with quiet():  # a row of -inf gives nan, and every row ignored 0 / 0 = nan, as PyTorch
         e, s, losses = _softmax_terms(xp, _shift(x, 1), _row_indices(n, x), t)
         losses = xp.where(outside, 0, losses)  # chosen: a masked -inf at stand-in class 0 times 0 would be nan
-        count = xp.subtract(1, outside, dtype=x.dtype).sum() if reduction == "mean" else None
+        inv_count = 1.0 / xp.subtract(1, outside, dtype=x.dtype).sum() if reduction == "mean" else None
         loss = losses if reduction == "none" else xp.add.reduce(losses, axis=None)
-        if count is not None:
-            loss = loss * (1.0 / count)
-    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, outside, count))
+        if inv_count is not None:
+            loss = loss * inv_count  # the backward pass reuses 1 / count
+    return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, outside, inv_count))
 
 
 def _softmax_terms(xp, shifted, rows, t):
