@@ -288,7 +288,15 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
     if isinstance(value, Tensor) and value._data.ndim:
         raise ValueError(f"masked_fill: the value must be a number or a 0-d tensor, got shape {value.shape}")
     v = value._data if isinstance(value, Tensor) else value
-    data = xp.where(m, xp.asarray(v, dtype=xd.dtype), xd)
+    if type(v) is float and xd.dtype.kind == "f":
+        # the number as a kernel argument: no array made for it (on a GPU, a copy from the host
+        # each call).  NumPy 2 and CuPy cast such a "weak" scalar to x's dtype, as asarray would;
+        # the check guards a backend that promotes instead
+        data = xp.where(m, v, xd)
+        if data.dtype != xd.dtype:
+            data = data.astype(xd.dtype)
+    else:
+        data = xp.where(m, xp.asarray(v, dtype=xd.dtype), xd)
     parents = (x, value) if isinstance(value, Tensor) else (x,)
     return make(data, parents, masked_fill_backward, m)
 
