@@ -230,3 +230,23 @@ def test_a_dropped_model_takes_its_slots_with_it(fake_cuda):
     del model
     gc.collect()
     assert not any(i in flat_storage._SLOTS for i in ids)
+
+
+def test_large_parameters_are_stepped_one_by_one(fake_cuda, monkeypatch):
+    """Gathering the gradients costs memory traffic; for large parameters it outweighs the launches saved."""
+    from taugrad.optim import packed
+    counts = []
+    for largest in (10**9, 10):  # every parameter small, then every one "large" (the 6x6 weights: 36)
+        monkeypatch.setattr(packed, "LARGEST_AVERAGE_SIZE", largest)
+        model = _model(4).to("cuda")
+        optimizer = optim.SGD(model.parameters(), lr=0.1)
+        x, y = _batch("cuda")
+        optimizer.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        with monkeypatch.context() as patch:
+            counter = _OperationCounter(patch)
+            optimizer.step()
+        counts.append(counter.count)
+    assert counts == [3, 2 * 8], counts  # gather, lr * g, p -= ...; then two per parameter
+    want = _train(OPTIMIZERS["SGD-nesterov"], "cpu")
+    _assert_equal_runs(_train(OPTIMIZERS["SGD-nesterov"], "cuda"), want)
