@@ -21,20 +21,9 @@ from taugrad import nn, optim
 from taugrad.tensors import flat_storage
 
 from . import strict_backend
+from .test_seam_training_tools import OPTIMIZERS as TOOLS_OPTIMIZERS
 
-OPTIMIZERS = {
-    "SGD": lambda p: optim.SGD(p, lr=0.1),
-    "SGD-nesterov": lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3),
-    "SGD-maximize": lambda p: optim.SGD(p, lr=0.1, momentum=0.5, dampening=0.1, maximize=True),
-    "Adam": lambda p: optim.Adam(p, lr=1e-2, weight_decay=1e-2),
-    "Adam-amsgrad": lambda p: optim.Adam(p, lr=1e-2, amsgrad=True),
-    "AdamW": lambda p: optim.AdamW(p, lr=1e-2),
-    "RMSprop": lambda p: optim.RMSprop(p, lr=1e-2, momentum=0.5, centered=True),
-    "Adagrad": lambda p: optim.Adagrad(p, lr=0.1, lr_decay=1e-2),
-    "Adadelta": lambda p: optim.Adadelta(p, weight_decay=1e-2),
-    "Adamax": lambda p: optim.Adamax(p),
-    "NAdam": lambda p: optim.NAdam(p),
-}
+OPTIMIZERS = {"SGD": lambda p: optim.SGD(p, lr=0.1), **TOOLS_OPTIMIZERS}
 
 
 def _model(layers: int = 2, seed: int = 0):
@@ -136,6 +125,16 @@ class _OperationCounter:
         return counted
 
 
+def _operations_of_a_step(model, optimizer, x, y, monkeypatch) -> int:
+    """The fake device's array operations in ``optimizer.step()`` after one backward pass."""
+    optimizer.zero_grad()
+    F.cross_entropy(model(x), y).backward()
+    with monkeypatch.context() as patch:
+        counter = _OperationCounter(patch)
+        optimizer.step()
+    return counter.count
+
+
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
 def test_a_step_makes_as_many_array_operations_for_many_parameters_as_for_few(fake_cuda, monkeypatch, name):
     """PyTorch launches one multi-tensor kernel per operation of the rule; a packed group is one array."""
@@ -145,12 +144,7 @@ def test_a_step_makes_as_many_array_operations_for_many_parameters_as_for_few(fa
         optimizer = OPTIMIZERS[name](model.parameters())
         x, y = _batch("cuda")
         _step(model, optimizer, x, y)  # the state exists from here on
-        optimizer.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        with monkeypatch.context() as patch:
-            counter = _OperationCounter(patch)
-            optimizer.step()
-        counts.append(counter.count)
+        counts.append(_operations_of_a_step(model, optimizer, x, y, monkeypatch))
     assert counts[0] == counts[1], counts
     assert counts[0] <= 20, counts
 
@@ -240,13 +234,7 @@ def test_large_parameters_are_stepped_one_by_one(fake_cuda, monkeypatch):
         monkeypatch.setattr(packed, "LARGEST_AVERAGE_SIZE", largest)
         model = _model(4).to("cuda")
         optimizer = optim.SGD(model.parameters(), lr=0.1)
-        x, y = _batch("cuda")
-        optimizer.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        with monkeypatch.context() as patch:
-            counter = _OperationCounter(patch)
-            optimizer.step()
-        counts.append(counter.count)
+        counts.append(_operations_of_a_step(model, optimizer, *_batch("cuda"), monkeypatch))
     assert counts == [3, 2 * 8], counts  # gather, lr * g, p -= ...; then two per parameter
     want = _train(OPTIMIZERS["SGD-nesterov"], "cpu")
     _assert_equal_runs(_train(OPTIMIZERS["SGD-nesterov"], "cuda"), want)
