@@ -134,7 +134,7 @@ class Optimizer:
         params = group["params"]
         arrays = [array_of(p) for p in params]
         grads = [grad_array(p) for p in params]
-        if arrays and type(arrays[0]) is not np.ndarray and step_packed(self, group, arrays, grads):
+        if step_packed(self, group, arrays, grads):
             return
         if self._update_flat(group, arrays, grads):
             return

@@ -7,7 +7,7 @@ step run parameter by parameter is mostly launch overhead.  PyTorch launches
 one "multi-tensor" kernel over all of them.  taugrad gets the same effect
 with the array API alone: when :meth:`Module.to` moves parameters onto a
 device it places them in one flat buffer (:func:`pack`), each parameter's
-array a C-contiguous view of its slot, and an optimizer whose parameters are
+array a view of its slot, and an optimizer whose parameters are
 consecutive slots (:func:`span`) updates the one 1-D slice covering them.
 
 Each tensor keeps its identity, shape, dtype, values and memory layout
