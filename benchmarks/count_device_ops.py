@@ -43,7 +43,8 @@ class Counter:
         wrap, setitem = strict_backend.wrap, strict_backend.StrictArray.__setitem__
 
         def counting_wrap(x):
-            if self.on and isinstance(x, np.ndarray) and x.base is None:  # a new array: not a view
+            # a new array, not a view; a NumPy scalar is a full reduction's result (on CuPy a 0-d array)
+            if self.on and (isinstance(x, np.generic) or isinstance(x, np.ndarray) and x.base is None):
                 self.by_line[_taugrad_line()] += 1
             return wrap(x)
 

@@ -15,8 +15,9 @@ from taugrad.tensors.args import normalize_dim
 from taugrad.tensors.backend import array_module, device_of, move_like, scatter_add
 from taugrad.tensors.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, as_array, bump_version, constant
+from taugrad.tensors.node import Tensor, as_array, bump_version, check_same_device, constant
 from taugrad.tensors.ops.elementwise import where
+from taugrad.tensors.ops.index import rows_at
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
 from taugrad.tensors.ops.norm import layer_norm  # noqa: F401 - one node with its own rule, listed in __all__
@@ -313,16 +314,19 @@ def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max
         raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
     rows = weight.shape[0]
     xp = array_module(weight._data)
+    if not isinstance(index, np.ndarray) and type(index) is not type(weight._data):
+        check_same_device("embedding", input, weight)  # indices on a device, the table on the CPU
     if isinstance(index, np.ndarray):
         if index.size and as_unsigned(index).max() >= rows:  # one pass for both bounds
             raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
+        index = move_like(index, weight._data)  # host indices for a table on a device: moved, as getitem does
     else:  # the check stays on the device; index 0 stands in until it raises at the next read
         outside = outside_on_device(index, rows, ("embedding", rows), IndexError,
                                     f"embedding: an index is out of range for {rows} rows")
         index = xp.where(outside, 0, index)
     if max_norm is not None:
         _renorm_rows(weight, index, max_norm, norm_type)
-    out = weight[index]
+    out = rows_at(weight, index)  # checked above: not again by getitem
     if padding_idx is not None:
         keep = (index != padding_idx % rows)[..., None].astype(weight._data.dtype)
         out = where(constant(keep > 0), out, out.detach())  # same values, no gradient into the padding row

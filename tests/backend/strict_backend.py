@@ -66,6 +66,47 @@ def recording_syncs():
         _SYNCS = before
 
 
+class OperationCount:
+    """How many array operations ran on the fake device: a proxy for a GPU's kernel launches."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+
+#: the in-place array operations counted besides the new arrays (CuPy launches a kernel for each)
+_COUNTED_IN_PLACE = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__")
+
+
+@contextlib.contextmanager
+def counting_operations():
+    """Count, inside the block, every new array (not a view), in-place operator and index assignment."""
+    global wrap
+    counter, plain_wrap = OperationCount(), wrap
+    originals = {name: StrictArray.__dict__[name] for name in _COUNTED_IN_PLACE}
+
+    def counting_wrap(x):
+        # a NumPy scalar is a full reduction's result: on CuPy a 0-d array, made by a kernel
+        if isinstance(x, np.generic) or isinstance(x, np.ndarray) and x.base is None:
+            counter.count += 1
+        return plain_wrap(x)
+
+    def counted(operation):
+        def run(array, *args):
+            counter.count += 1
+            return operation(array, *args)
+        return run
+
+    wrap = counting_wrap
+    for name, operation in originals.items():
+        setattr(StrictArray, name, counted(operation))
+    try:
+        yield counter
+    finally:
+        wrap = plain_wrap
+        for name, operation in originals.items():
+            setattr(StrictArray, name, operation)
+
+
 class EscapedNumPyCall(TypeError):
     """A NumPy function, operator or conversion received a fake-device array."""
 

@@ -407,3 +407,42 @@ def test_cross_entropy_on_a_device_makes_its_row_indices_once(fake_cuda):
     assert type(rows) is type(first) and rows.tolist() == list(range(6))
     assert losses._row_indices(6, second) is rows
     assert losses._row_indices(6, np.zeros(2)) is not rows  # NumPy's own, for CPU arrays
+
+
+def test_embedding_and_take_check_their_index_once_on_a_device(fake_cuda):
+    """Each checks its own index, with its own message; the rows are then picked without a second check.
+
+    A check on a device is a few operations (the range test, its ``any`` and
+    the stand-in index); a second check through ``getitem`` made five more
+    per call.
+    """
+    weight = taugrad.randn(5, 3, device="cuda")
+    index = taugrad.tensor([[0, 4], [2, 2]], device="cuda")
+    with strict_backend.counting_operations() as embedding:
+        out = F.embedding(index, weight)
+    # as_unsigned(i) >= rows, its any(), where(outside, 0, i), then the rows picked
+    assert embedding.count == 4, embedding.count
+    np.testing.assert_array_equal(out.cpu().numpy(), weight.cpu().numpy()[[[0, 4], [2, 2]]])
+    flat = taugrad.tensor([0, -1, 3], device="cuda")
+    with strict_backend.counting_operations() as take:
+        picked = weight.take(flat)
+    # i + n, >= 2n (unsigned), its any(), ~outside, i * ~outside, then the elements picked
+    assert take.count == 6, take.count
+    np.testing.assert_array_equal(picked.cpu().numpy(), weight.cpu().numpy().reshape(-1)[[0, -1, 3]])
+
+
+def test_embedding_moves_host_indices_and_refuses_a_table_on_the_cpu_for_device_indices(fake_cuda):
+    """Host indices for a table on a device are moved, as indexing moves them; the other way round is torch's error."""
+    weight = np.random.default_rng(3).normal(size=(5, 3))
+    results = []
+    for device in ("cpu", "cuda"):
+        w = taugrad.tensor(weight, device=device, requires_grad=True)
+        out = F.embedding(taugrad.tensor([[0, 4], [4, 1]]), w, padding_idx=1)
+        (out * out).sum().backward()
+        assert out.device.type == device
+        results.append((out.detach().cpu().numpy(), w.grad.cpu().numpy()))
+    for got, want in zip(results[1], results[0]):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(RuntimeError, match=r"^embedding: expected all tensors to be on the same device, but found "
+                                           r"at least two devices, cuda:0 and cpu!$"):
+        F.embedding(taugrad.tensor([0, 1], device="cuda"), taugrad.tensor(weight))

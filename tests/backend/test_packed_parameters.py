@@ -101,42 +101,17 @@ def test_a_packed_step_gives_the_per_parameter_numbers_and_state(fake_cuda, name
     _assert_equal_runs(_train(OPTIMIZERS[name], "cuda"), _train(OPTIMIZERS[name], "cpu"))
 
 
-class _OperationCounter:
-    """Counts the fake device's array operations: new arrays, in-place operators, index assignments."""
-
-    def __init__(self, monkeypatch):
-        self.count = 0
-        wrap = strict_backend.wrap
-
-        def counting_wrap(x):
-            if isinstance(x, np.ndarray) and x.base is None:
-                self.count += 1
-            return wrap(x)
-
-        monkeypatch.setattr(strict_backend, "wrap", counting_wrap)
-        for name in ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"):
-            monkeypatch.setattr(strict_backend.StrictArray, name, self._counting(getattr(strict_backend.StrictArray,
-                                                                                        name)))
-
-    def _counting(self, operator):
-        def counted(array, *args):
-            self.count += 1
-            return operator(array, *args)
-        return counted
-
-
-def _operations_of_a_step(model, optimizer, x, y, monkeypatch) -> int:
+def _operations_of_a_step(model, optimizer, x, y) -> int:
     """The fake device's array operations in ``optimizer.step()`` after one backward pass."""
     optimizer.zero_grad()
     F.cross_entropy(model(x), y).backward()
-    with monkeypatch.context() as patch:
-        counter = _OperationCounter(patch)
+    with strict_backend.counting_operations() as counter:
         optimizer.step()
     return counter.count
 
 
 @pytest.mark.parametrize("name", sorted(OPTIMIZERS))
-def test_a_step_makes_as_many_array_operations_for_many_parameters_as_for_few(fake_cuda, monkeypatch, name):
+def test_a_step_makes_as_many_array_operations_for_many_parameters_as_for_few(fake_cuda, name):
     """PyTorch launches one multi-tensor kernel per operation of the rule; a packed group is one array."""
     counts = []
     for layers in (2, 6):  # 4 and 12 parameters
@@ -144,7 +119,7 @@ def test_a_step_makes_as_many_array_operations_for_many_parameters_as_for_few(fa
         optimizer = OPTIMIZERS[name](model.parameters())
         x, y = _batch("cuda")
         _step(model, optimizer, x, y)  # the state exists from here on
-        counts.append(_operations_of_a_step(model, optimizer, x, y, monkeypatch))
+        counts.append(_operations_of_a_step(model, optimizer, x, y))
     assert counts[0] == counts[1], counts
     assert counts[0] <= 20, counts
 
@@ -234,7 +209,7 @@ def test_large_parameters_are_stepped_one_by_one(fake_cuda, monkeypatch):
         monkeypatch.setattr(packed, "LARGEST_AVERAGE_SIZE", largest)
         model = _model(4).to("cuda")
         optimizer = optim.SGD(model.parameters(), lr=0.1)
-        counts.append(_operations_of_a_step(model, optimizer, *_batch("cuda"), monkeypatch))
+        counts.append(_operations_of_a_step(model, optimizer, *_batch("cuda")))
     assert counts == [3, 2 * 8], counts  # gather, lr * g, p -= ...; then two per parameter
     want = _train(OPTIMIZERS["SGD-nesterov"], "cpu")
     _assert_equal_runs(_train(OPTIMIZERS["SGD-nesterov"], "cuda"), want)

@@ -233,6 +233,18 @@ def getitem(x: Tensor, key) -> Tensor:
     return _index(x, k, unique, basic, perm)
 
 
+def rows_at(x: Tensor, index) -> Tensor:
+    """``x[index]`` for an integer array ``index`` on ``x``'s device that its caller has already checked.
+
+    ``embedding`` and ``take`` check their indices themselves, each with its
+    own message; through :func:`getitem` a device index would be checked a
+    second time (five more array operations, each a kernel launch on a GPU).
+    The result and its gradient are getitem's: the rows picked, and ``g``
+    added back at ``index`` (repeats summed).
+    """
+    return _index(x, index, False, False, None)
+
+
 @register("index_numpy")
 def index_numpy(x: Tensor, key) -> Tensor:
     """``x[key]`` for a key already in NumPy's form, with NumPy's placement (the rules' inverse of index_scatter)."""
@@ -328,4 +340,4 @@ def take(x: Tensor, index) -> Tensor:
         raise TypeError(f"take: index must be an integer tensor, got dtype {idx.dtype}")
     n = x._data.size
     idx = checked_index(idx, n, ("take", n), f"take: index out of range for a tensor of {n} elements")
-    return index_numpy(forward_of("reshape")(x, (-1,)), (idx,))
+    return rows_at(forward_of("reshape")(x, (-1,)), idx)
