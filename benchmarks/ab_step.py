@@ -7,7 +7,7 @@ Usage::
         numpy=/tmp/before:numpy before=/tmp/before:taugrad-nn after=.:taugrad-nn
 
 Each ``name=tree:engine`` runs in its own worker process with ``tree/src``
-first on its path and ``tree/benchmarks/bench_tensor.py``'s engine ``engine``.
+first on its path and the engine ``engine`` of ``tree/benchmarks/bench_tensor.py`` (or of ``bench_compile.py``).
 The workers take turns, a block of steps each (the order reversed every
 round), so a slow phase of the machine hits all of them; each block reports
 its median step, and each worker's ratio to the first one is the median over
@@ -37,7 +37,12 @@ def worker(tree: str, engine: str, steps: int) -> None:
     import bench_tensor
 
     x, y, init = bench_tensor.make_problem()
-    step = bench_tensor.ENGINES[engine](x, y, init)
+    if engine in bench_tensor.ENGINES:
+        step = bench_tensor.ENGINES[engine](x, y, init)
+    else:  # bench_compile.py's steps (gpt-eager, makemore-eager, their compiled twins...)
+        import bench_compile
+
+        step = bench_compile.ENGINES[engine](x, y, init)
     for _ in range(30):
         step()
     for _ in sys.stdin:

@@ -1,16 +1,11 @@
 """Adam and AdamW: adaptive moment estimation (Kingma & Ba, 2015; Loshchilov & Hutter, 2019)."""
 from __future__ import annotations
 
-import itertools
 import math
-from typing import Any, Dict, Iterable, List, Tuple
-
-import numpy as np
+from typing import Any, Dict, Iterable, Tuple
 
 from taugrad.optim.optimizer import Optimizer, check_number
-from taugrad.tensors.backend import array_module, device_of
-from taugrad.tensors.node import Tensor
-from taugrad.tensors.ops.inplace import bump_version
+from taugrad.tensors.backend import array_module
 
 __all__ = ["Adam", "AdamW"]
 
@@ -56,119 +51,10 @@ class Adam(Optimizer):
         check_number("beta parameter at index 1", betas[1], 0.0, 1.0, high_open=True)
         check_number("weight_decay", group["weight_decay"])
 
-    def _update_flat(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]) -> bool:
-        """The step of a whole group as a few operations on one flat array, when it can be.
-
-        A model has many small parameters (the GPT of the lecture: 94 tensors)
-        and a dozen array operations each per step: run per parameter, the
-        step is mostly call overhead.  So the moments of a group live in two
-        flat arrays (``state[...]["exp_avg"]`` are views into them, shaped like
-        the parameters), the gradients are gathered into a third, the moments
-        and the update are computed once over all of them, and each parameter
-        only subtracts its slice.  The same operations in the same order as
-        :meth:`_update`, so the numbers are identical; any case it does not
-        cover (a parameter without gradient, mixed dtypes, amsgrad, maximize,
-        moments replaced by ``load_state_dict``, subclasses with their own
-        rule) takes the per-parameter path.
-        """
-        flat = self._flat_group(group, arrays, grads) if type(self)._update is Adam._update else None
-        if flat is None:
-            return False
-        params, states, (exp_avg, exp_avg_sq, scratch, flat_grad, updates, flat_params) = flat
-        xp = array_module(exp_avg)
-        xp.concatenate([g.reshape(-1) for g in grads], out=flat_grad)
-        step = states[0]["step"] + 1
-        for state in states:
-            state["step"] = step
-        lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
-        if weight_decay != 0 and not self._decoupled_weight_decay:
-            xp.concatenate([a.reshape(-1) for a in arrays], out=scratch)
-            scratch *= weight_decay
-            flat_grad += scratch
-        xp.multiply(flat_grad, 1 - beta1, out=scratch)
-        exp_avg *= beta1
-        exp_avg += scratch
-        xp.multiply(flat_grad, 1 - beta2, out=scratch)
-        scratch *= flat_grad
-        exp_avg_sq *= beta2
-        exp_avg_sq += scratch
-        denominator = xp.sqrt(exp_avg_sq, out=scratch)
-        denominator /= math.sqrt(1 - beta2**step)
-        denominator += eps
-        update = xp.divide(exp_avg, denominator, out=scratch)
-        update *= lr / (1 - beta1**step)
-        decay = 1 - lr * weight_decay if weight_decay != 0 and self._decoupled_weight_decay else None
-        if decay is not None and not isinstance(flat_grad, np.ndarray):
-            # on a device, where each operation is a kernel launch: the decayed parameters computed
-            # flat (the same two roundings), then one copy each instead of two updates each.  (On the
-            # CPU a column-major weight would be copied to flatten it: the per-parameter path is cheaper.)
-            xp.concatenate([a.reshape(-1) for a in arrays], out=flat_grad)  # the gradients are used up
-            flat_grad *= decay
-            flat_grad -= update
-            for p, array, new in zip(params, arrays, flat_params):
-                array[...] = new
-                if isinstance(p, Tensor):
-                    bump_version(p)
-            return True
-        for p, array, u in zip(params, arrays, updates):
-            if decay is not None:
-                array *= decay
-            array -= u
-            if isinstance(p, Tensor):
-                bump_version(p)  # a graph recorded before the step can no longer be backpropagated
-        return True
-
-    def _flat_group(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]):
-        """``(params, states, buffers)`` for the flat step, or None where it does not apply."""
-        if group["amsgrad"] or group["maximize"]:
-            return None
-        params = group["params"]
-        if any(g is None for g in grads):
-            return None
-        first_array = arrays[0]
-        dtype, kind = first_array.dtype, type(first_array)
-        if dtype.kind != "f" or any(a.dtype != dtype or g.dtype != dtype or type(a) is not kind or type(g) is not kind
-                                    for a, g in zip(arrays, grads)):
-            return None  # mixed dtypes or array types (one flat array needs one of each)
-        if kind is not np.ndarray and len({device_of(a) for a in arrays}) != 1:
-            return None  # parameters on several devices of one backend
-        states = [self.state.setdefault(id(p), {}) for p in params]
-        # kept on the optimizer, not in the group: param_groups and state_dict() stay torch's
-        cached = self.__dict__.setdefault("_flat_adam", {}).get(id(group))
-        first = states[0].get("step")
-        if cached is not None and cached[0] == [id(p) for p in params] and type(cached[1][0]) is kind and all(
-                s.get("exp_avg") is m and s.get("exp_avg_sq") is v and s["step"] == first
-                for s, m, v in zip(states, cached[2], cached[3])):
-            return params, states, cached[1]
-        # (re)build the flat moments from the per-parameter ones, all at the same step
-        if any(states) and not all(s.get("step") == first and "exp_avg" in s for s in states):
-            return None
-        sizes = [a.size for a in arrays]
-        ends = list(itertools.accumulate(sizes))
-        total = ends[-1] if ends else 0
-        xp = array_module(first_array)  # the moments live on the parameters' device
-        exp_avg, exp_avg_sq = xp.zeros(total, dtype), xp.zeros(total, dtype)
-        views_m, views_v = [], []
-        for state, array, end, size in zip(states, arrays, ends, sizes):
-            m = exp_avg[end - size:end].reshape(array.shape)
-            v = exp_avg_sq[end - size:end].reshape(array.shape)
-            if state:
-                m[...] = state["exp_avg"]
-                v[...] = state["exp_avg_sq"]
-            else:
-                state["step"] = 0
-            state["exp_avg"], state["exp_avg_sq"] = m, v
-            views_m.append(m)
-            views_v.append(v)
-        scratch = xp.empty(total, dtype)
-        updates = [scratch[end - size:end].reshape(a.shape) for a, end, size in zip(arrays, ends, sizes)]
-        flat_grad = xp.empty(total, dtype)
-        flat_params = [flat_grad[end - size:end].reshape(a.shape) for a, end, size in zip(arrays, ends, sizes)]
-        buffers = (exp_avg, exp_avg_sq, scratch, flat_grad, updates, flat_params)
-        self._flat_adam[id(group)] = ([id(p) for p in params], buffers, views_m, views_v)
-        return params, states, buffers
-
+    # A model has many small parameters (the lecture's GPT: 94 tensors) and the rule a dozen array
+    # operations: run per parameter, a step is mostly call overhead.  So a group not packed on a
+    # device is gathered into one array, stepped once, and copied back (optim/packed.py).
+    _gather_unpacked = True
     _elementwise_update = True  # each element from the same elements only: a group may run as one array
 
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:

@@ -128,15 +128,13 @@ class Optimizer:
         """One step for every parameter of ``group`` that has a gradient (subclasses may batch them).
 
         Parameters packed side by side on a device take one update for the
-        whole group (:mod:`taugrad.optim.packed`); others one each, unless
-        :meth:`_update_flat` handles the group.
+        whole group, and so do others for an optimizer that gathers them
+        (:mod:`taugrad.optim.packed`); the rest one update each.
         """
         params = group["params"]
         arrays = [array_of(p) for p in params]
         grads = [grad_array(p) for p in params]
         if step_packed(self, group, arrays, grads):
-            return
-        if self._update_flat(group, arrays, grads):
             return
         for p, array, grad in zip(params, arrays, grads):
             if grad is None:
@@ -144,10 +142,6 @@ class Optimizer:
             self._update(array, grad, self.state.setdefault(id(p), {}), group)
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
-
-    def _update_flat(self, group: Dict[str, Any], arrays: List[Any], grads: List[Any]) -> bool:
-        """A subclass's own step of the whole group (``arrays``, ``grads``: the parameters'); False: none taken."""
-        return False
 
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         """Update the array ``param`` in place from ``grad`` (same backend; state made with their module)."""

@@ -127,6 +127,33 @@ class Span:
                 for slot in self.slots]
 
 
+def gathered(arrays: Sequence[object]) -> Optional[Span]:
+    """A span over a fresh 1-D copy of ``arrays`` (one backend, device and dtype), or None if they differ.
+
+    Each array's slot keeps its layout (a column-major array's elements are
+    copied in its own order), so the copy reads memory in order.  The copy is
+    not the arrays' storage: what is written into it must be copied back
+    (``array[...] = slot.view``).
+    """
+    if not arrays:
+        return None
+    first = arrays[0]
+    kind, dtype = type(first), first.dtype
+    if any(type(a) is not kind or a.dtype != dtype for a in arrays):
+        return None
+    if not isinstance(first, np.ndarray) and len({str(device_of(a)) for a in arrays}) != 1:
+        return None
+    reverse = [not a.flags.c_contiguous and a.flags.f_contiguous for a in arrays]
+    whole = array_module(first).concatenate([a.T.reshape(-1) if r else a.reshape(-1)
+                                             for a, r in zip(arrays, reverse)])
+    slots, start = [], 0
+    for a, r in zip(arrays, reverse):
+        stop = start + a.size
+        slots.append(Slot(whole, start, stop, _view(whole[start:stop], a.shape, r), r))
+        start = stop
+    return Span(whole, slots)
+
+
 def span(tensors: Sequence[object], arrays: Sequence[object]) -> Optional[Span]:
     """The span of ``tensors``' slots, or None.
 
