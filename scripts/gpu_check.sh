@@ -2,7 +2,8 @@
 # The GPU checks in one go, for a machine with a CUDA GPU and CuPy (cupy-cuda13x):
 #   1. the GPU suite: every op-table row and the MLP, CNN and GPT training steps on real CuPy
 #      against the NumPy results (tests under tests/backend marked `cuda`);
-#   2. the benchmark against torch CUDA eager (benchmarks/bench_cuda.py).
+#   2. the benchmark against torch CUDA eager (benchmarks/bench_cuda.py);
+#   3. where the host-bound steps (GPT, small MLP) spend their time: cProfile's top 25 each.
 # Usage: scripts/gpu_check.sh [python]   (default: .venv/bin/python if present, else python3)
 #   PYTEST_ARGS: more pytest arguments (e.g. "-n 8 --timeout 120" with pytest-xdist and pytest-timeout)
 #   BENCH_ARGS:  the benchmark's arguments (default "--rounds 15 --number 10")
@@ -34,4 +35,9 @@ status=$?
 
 echo "== benchmark: taugrad on CuPy vs torch CUDA eager"
 "$PY" benchmarks/bench_cuda.py ${BENCH_ARGS:---rounds 15 --number 10} || echo "(benchmark failed with status $?)"
+
+for case in gpt mlp; do
+  echo "== host time of taugrad's $case step on CuPy (cProfile, 20 steps, top 25 by own time)"
+  "$PY" benchmarks/bench_cuda.py --profile "$case" --number 20 || echo "(profile failed with status $?)"
+done
 exit $status
