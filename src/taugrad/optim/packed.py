@@ -52,25 +52,25 @@ def step_packed(optimizer: Any, group: Dict[str, Any], arrays: Sequence[Any], gr
     params = group["params"]
     if not params or not _declared_elementwise(optimizer) or any(g is None for g in grads):
         return False
+    cache = optimizer.__dict__.setdefault("_packed_states", {})  # on the optimizer: state_dict() stays torch's
+    cached = cache.get(id(group))
     packed = span(params, arrays)
-    if packed is None and getattr(optimizer, "_gather_unpacked", False):
-        packed = gathered(arrays)
+    copied = packed is None
+    if copied:
+        if not getattr(optimizer, "_gather_unpacked", False):
+            return False
+        packed = _gathered_again(cached, arrays) or gathered(arrays)
         if packed is None or packed.whole.dtype.kind not in "fc":
             return False
-        copied = True
-    elif packed is None:
-        return False
-    else:
-        copied = False
     whole = packed.whole
     if not copied and whole.size > LARGEST_AVERAGE_SIZE * len(params):
         return False
     kind, dtype = type(whole), whole.dtype
     if any(type(g) is not kind or g.dtype != dtype for g in grads):
         return False
-    states = [optimizer.state.setdefault(id(p), {}) for p in params]
-    cache = optimizer.__dict__.setdefault("_packed_states", {})  # on the optimizer: state_dict() stays torch's
-    flat_state = _flat_state(cache.get(id(group)), params, packed, states)
+    ids = [id(p) for p in params]
+    states = [optimizer.state.setdefault(i, {}) for i in ids]
+    flat_state = _flat_state(cached, ids, packed, states)
     if flat_state is None:
         return False
     flat_grad = array_module(whole).concatenate(packed.flatten(grads))
@@ -78,7 +78,7 @@ def step_packed(optimizer: Any, group: Dict[str, Any], arrays: Sequence[Any], gr
     if copied:
         for array, slot in zip(arrays, packed.slots):
             array[...] = slot.view
-    cache[id(group)] = _share(flat_state, cache.get(id(group)), params, packed, states)
+    cache[id(group)] = _share(flat_state, cached, ids, packed, states, list(arrays) if copied else None)
     for p in params:
         if isinstance(p, Tensor):
             bump_version(p)  # a graph recorded before the step can no longer be backpropagated
@@ -97,27 +97,51 @@ def _declared_elementwise(optimizer: Any) -> bool:
 
 
 class _Cached:
-    """The flat state of a group as last shared out: who it was for, in which layout, and the per-parameter views."""
+    """A group's flat state as last shared out: for whom, over which slots, and the per-parameter views.
 
-    def __init__(self, ids: List[int], layout: list, flat_state: Dict[str, Any], views: Dict[str, tuple]) -> None:
-        self.ids, self.layout, self.flat_state = ids, layout, flat_state
+    ``arrays``: for a gathered group, the parameters' arrays it was gathered
+    from (held, so that the same arrays next step can be gathered into the
+    same buffer: the slots, and so the views, stay valid).
+    """
+
+    def __init__(self, ids: List[int], packed: Span, arrays: Optional[list], flat_state: Dict[str, Any],
+                 views: Dict[str, tuple]) -> None:
+        self.ids, self.span, self.arrays, self.flat_state = ids, packed, arrays, flat_state
         self.views = views  # key -> (the flat array, its per-parameter views)
 
 
-def _layout(packed: Span) -> list:
-    """Where each parameter's elements lie in the flat arrays, and in which order (the views depend on it)."""
-    base = packed.slots[0].start
-    return [(slot.start - base, slot.stop - base, slot.view.shape, slot.reversed) for slot in packed.slots]
+def _gathered_again(cached: Optional[_Cached], arrays: Sequence[Any]) -> Optional[Span]:
+    """The cached gathered span refilled from ``arrays``, if they are the very arrays it was gathered from."""
+    if cached is None or cached.arrays is None or len(cached.arrays) != len(arrays):
+        return None
+    for held, array in zip(cached.arrays, arrays):
+        if held is not array:
+            return None
+    packed = cached.span
+    array_module(packed.whole).concatenate(packed.flatten(arrays), out=packed.whole)
+    return packed
 
 
-def _flat_state(cached: Optional[_Cached], params, packed: Span, states) -> Optional[Dict[str, Any]]:
+def _same_slots(cached: _Cached, packed: Span) -> bool:
+    """Whether ``packed`` lays each parameter out where, and in the order, the cached views assume."""
+    if cached.span is packed:
+        return True
+    mine, theirs = cached.span.slots, packed.slots
+    if len(mine) != len(theirs):
+        return False
+    for a, b in zip(mine, theirs):  # a packed tensor's Slot is one object for its lifetime
+        if a is not b:
+            return False
+    return True
+
+
+def _flat_state(cached: Optional[_Cached], ids: List[int], packed: Span, states) -> Optional[Dict[str, Any]]:
     """The group's flat state: the cached one if the per-parameter states still are its views, else rebuilt.
 
     None when the per-parameter states cannot be one flat state (different
     keys or step counts, arrays of another shape or backend).
     """
-    if (cached is not None and cached.ids == [id(p) for p in params] and cached.layout == _layout(packed)
-            and _still_shared(cached, states)):
+    if cached is not None and cached.ids == ids and _same_slots(cached, packed) and _still_shared(cached, states):
         return cached.flat_state
     if not any(states):
         return {}  # the first step: the rule makes its state, flat
@@ -143,27 +167,34 @@ def _flat_state(cached: Optional[_Cached], params, packed: Span, states) -> Opti
 def _still_shared(cached: _Cached, states) -> bool:
     """Whether every per-parameter state holds exactly the cached views and scalars (nothing replaced them)."""
     flat = cached.flat_state
-    for i, state in enumerate(states):
-        if len(state) != len(flat):
+    size = len(flat)
+    for state in states:
+        if len(state) != size:
             return False
-        for key, value in flat.items():
-            held = state.get(key)
-            shared = cached.views.get(key)
-            if shared is not None:
-                if shared[0] is not value or held is not shared[1][i]:
+    for key, value in flat.items():
+        shared = cached.views.get(key)
+        if shared is not None:
+            if shared[0] is not value:
+                return False
+            for state, view in zip(states, shared[1]):
+                if state.get(key) is not view:
                     return False
-            elif held is not value and (is_array(held) or is_array(value) or held != value):
+            continue
+        for state in states:
+            held = state.get(key)
+            if held is not value and (is_array(held) or is_array(value) or held != value):
                 return False
     return True
 
 
-def _share(flat_state, cached: Optional[_Cached], params, packed: Span, states) -> _Cached:
+def _share(flat_state, cached: Optional[_Cached], ids: List[int], packed: Span, states,
+           arrays: Optional[list]) -> _Cached:
     """Hand each parameter its part of the flat state: views of the flat arrays, the scalars as they are."""
     views: Dict[str, tuple] = {}
     for key, value in flat_state.items():
         if is_array(value) and value.shape == packed.whole.shape:
-            shared = cached.views.get(key) if cached is not None else None
-            if shared is None or shared[0] is not value:  # new, or the rule replaced the array: new views
+            shared = cached.views.get(key) if cached is not None and _same_slots(cached, packed) else None
+            if shared is None or shared[0] is not value:  # new, moved, or the rule replaced it: new views
                 shared = (value, packed.views(value))
             views[key] = shared
             for state, view in zip(states, shared[1]):
@@ -171,4 +202,4 @@ def _share(flat_state, cached: Optional[_Cached], params, packed: Span, states) 
         else:
             for state in states:
                 state[key] = value
-    return _Cached([id(p) for p in params], _layout(packed), flat_state, views)
+    return _Cached(ids, packed, arrays, flat_state, views)
