@@ -6,8 +6,8 @@ from typing import Any, Iterable, Union
 
 import numpy as np
 
-from taugrad.tensors.backend import array_module, device_of, is_array, to_device
-from taugrad.tensors.node import Tensor, as_array, constant
+from taugrad.tensors.core.backend import array_module, device_of, is_array, to_device
+from taugrad.tensors.core.node import Tensor, as_array, constant
 from taugrad.tensors.ops.inplace import bump_version
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
