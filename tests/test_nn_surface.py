@@ -9,7 +9,7 @@ import torch
 import taugrad
 import taugrad.nn as nn
 import taugrad.nn.functional as F
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 RTOL = 1e-10
 
@@ -727,5 +727,7 @@ def test_clip_grad_value_and_parameter_vectors_match_torch():
     np.testing.assert_array_equal(vec._data, torch.nn.utils.parameters_to_vector(tmodel.parameters()).detach().numpy())
     nn.utils.vector_to_parameters(Tensor(np.arange(8.0)), model.parameters())
     assert model.bias._data.tolist() == [6.0, 7.0]
+    nn.utils.vector_to_parameters(Tensor(np.arange(8.0)), [model.weight])  # longer than needed: fine, as torch
+    assert model.weight._data.ravel().tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
     with pytest.raises(ValueError, match="8 elements"):
-        nn.utils.vector_to_parameters(Tensor(np.arange(8.0)), [model.weight])
+        nn.utils.vector_to_parameters(Tensor(np.arange(8.0)), [model.weight, model.weight])
