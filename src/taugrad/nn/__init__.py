@@ -28,6 +28,7 @@ from taugrad.nn.activation import (
 )
 from taugrad.nn.distance import CosineSimilarity, PairwiseDistance
 from taugrad.nn.attention import MultiheadAttention
+from taugrad.nn.rnn import GRU, LSTM, RNN, RNNBase, GRUCell, LSTMCell, RNNCell, RNNCellBase
 from taugrad.nn.container import ModuleDict, ParameterDict, ParameterList
 from taugrad.nn.layers import Unflatten
 from taugrad.nn.loss import (
@@ -69,6 +70,7 @@ __all__ = [
     "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "CosineEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss", "TripletMarginLoss", "MultiMarginLoss",
     "MultiheadAttention",
+    "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "functional",
     "init",
     "utils",
