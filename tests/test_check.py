@@ -35,7 +35,7 @@ FLAGGED = {
     "forward_order": ("order", None, "error", "forward order"),
     "grad_not_reset": ("backward_twice", None, "info", "not reset"),
     "recursive_sort": ("depth", None, "warning", "recursive traversal fails near depth"),
-    "no_radd": ("forward", "add", "error", "__radd__"),
+    "no_radd": ("forward", None, "warning", "no __radd__"),
     "sub_without_negation": ("forward", "sub", "error", "negation"),
     "sum_start_detached": ("rule", "add", "error", "sum()"),
     "mul_ignores_grad": ("rule", "mul", "error", "ignores the upstream gradient"),
@@ -43,6 +43,13 @@ FLAGGED = {
     "add_only_self": ("rule", "add", "error", "b.grad = 0"),
     "exp_uses_input": ("rule", "exp", "error", "looks like a,"),
     "sigmoid_forgets_one_minus": ("rule", "sigmoid", "error", "looks like s,"),
+    "root_not_seeded": ("seed", None, "error", "must set self.grad = 1.0"),
+    "neg_not_recorded": ("rule", "neg", "error", "the result of -a is not connected to its operand a"),
+    "neg_forgets_sign": ("rule", "neg", "error", "looks like 1,"),
+    "reset_in_backward": ("accumulation", "add", "error", "backward() sets gradients to 0 while the rules run"),
+    "forward_recursion": ("depth", None, "warning", "building the chain raises RecursionError"),
+    "composed_forward_order": ("order", None, "error", "forward order"),
+    "tanh_slightly_off": ("rule", "tanh", "error", "off by a relative 5.0e-04"),
 }
 PASSING = ["chapter_correct", "div_reciprocal", "grad_not_reset", "recursive_sort", "prints_a_lot"]
 
@@ -59,6 +66,51 @@ def test_gallery_mistake_is_named(name):
     assert flagged, f"{name}: no failing {check_name}/{op}; got\n{report}"
     assert word in flagged[0].diagnosis, flagged[0].diagnosis
     assert report.ok == (severity != "error")
+
+
+def test_a_root_gradient_never_seeded_is_named_once_not_blamed_on_every_rule():
+    report = _grade("root_not_seeded")
+    assert [(c.name, c.op) for c in report.failures] == [("seed", None)]
+    assert all(c.ok for c in report.find("rule"))
+
+
+def test_reset_inside_backward_is_not_called_assign_when_every_rule_adds():
+    (check,) = _grade("reset_in_backward").find("accumulation")
+    assert "instead of '+='" not in check.diagnosis
+    (check,) = _grade("assign_not_accumulate").find("accumulation")
+    assert "instead of '+='" in check.diagnosis and "while the rules run" not in check.diagnosis
+
+
+def test_recursion_is_located_in_the_forward_op_or_in_the_backward_walk():
+    (forward,) = _grade("forward_recursion").find("depth")
+    assert "forward_recursion.py" in forward.diagnosis and "count_nodes" in forward.diagnosis
+    assert "explicit stack" not in forward.diagnosis
+    (walk,) = _grade("recursive_sort").find("depth")
+    assert "RecursionError in backward()" in walk.diagnosis and "explicit stack" in walk.diagnosis
+
+
+@pytest.mark.parametrize("name,culprit", [("neg_forgets_sign", ("rule", "neg")), ("neg_not_recorded", ("rule", "neg")),
+                                          ("composed_forward_order", ("order", None))])
+def test_ops_built_from_others_are_not_blamed_for_their_parts(name, culprit):
+    report = _grade(name)
+    failing = {(c.name, c.op) for c in report.failures}
+    assert culprit in failing and ("rule", "sub") not in failing and ("rule", "div") not in failing
+    (sub,) = report.find("rule", "sub")
+    assert sub.severity == "info" and "built from other operations" in sub.diagnosis
+
+
+def test_a_rule_off_by_a_relative_5e_4_fails_though_finite_differences_miss_it():
+    report = _grade("tanh_slightly_off")
+    assert [(c.name, c.op) for c in report.failures] == [("rule", "tanh")]
+    (rand,) = report.find("random")
+    assert rand.ok  # the finite difference's tolerance cannot see it: only the rule check can
+
+
+def test_a_missing_reflected_method_is_one_warning_that_names_it_and_fails_nothing():
+    report = _grade("neg_forgets_sign")
+    (warning,) = [c for c in report.checks if c.severity == "warning" and c.name == "forward"]
+    assert "no __radd__, __rmul__, __rsub__, __rtruediv__" in warning.diagnosis
+    assert {(c.name, c.op) for c in report.failures} == {("rule", "neg"), ("random", "neg")}
 
 
 @pytest.mark.parametrize("name", PASSING)
@@ -136,7 +188,7 @@ def test_report_renders_as_text_html_and_the_documented_json():
     assert set(data) == {"class", "ops", "ok", "checks"} and data["ok"] is False
     for c in data["checks"]:
         assert set(c) == {"name", "op", "ok", "severity", "expression", "inputs", "expected", "got", "diagnosis"}
-        assert c["name"] in ("forward", "rule", "accumulation", "order", "depth", "backward_twice", "random")
+        assert c["name"] in ("forward", "seed", "rule", "accumulation", "order", "depth", "backward_twice", "random")
         assert c["severity"] in ("error", "warning", "info")
 
 

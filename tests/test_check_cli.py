@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import micrograd.engine
@@ -90,3 +93,59 @@ def test_the_console_command_times_out_an_endless_file_without_a_grader_tracebac
 def test_sys_exit_in_the_file_is_exit_2_not_the_learners_status(capsys):
     code, _, err = _run(capsys, GALLERY / "calls_exit.py")
     assert code == 2 and "called sys.exit(3) while being imported" in err
+
+
+def _sandbox_of(parent: int, deadline: float) -> int:
+    """The pid of the sandbox process that ``parent`` started, once it runs."""
+    while time.monotonic() < deadline:
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if ppid == parent and b"sandbox.py" in cmdline:
+                return int(entry.name)
+        time.sleep(0.05)
+    raise AssertionError("the sandbox process never started")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find the sandbox process")
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+def test_no_sandbox_survives_the_command_however_it_is_stopped(how):
+    cli = subprocess.Popen([sys.executable, "-m", "taugrad.cli", "check", str(GALLERY / "loops_forever.py"),
+                            "--timeout", "300"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        child = _sandbox_of(cli.pid, time.monotonic() + 60)
+        time.sleep(0.3)  # well inside the learner's endless import
+        cli.send_signal(how)
+        cli.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while _alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(child), f"the sandbox {child} outlived the command stopped by {how.name}"
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+            cli.wait()
+
+
+def test_the_sandbox_has_a_cpu_time_limit_as_well_as_memory():
+    from taugrad.learn.check.engine import SANDBOX  # the child's script, run here on its own
+
+    started = time.monotonic()
+    child = subprocess.run([sys.executable, SANDBOX, str(GALLERY / "loops_forever.py"), "Value", str(2 * 1024**3),
+                            "1", str(os.getpid())], capture_output=True, timeout=60)
+    assert child.returncode in (-signal.SIGXCPU, -signal.SIGKILL)
+    assert time.monotonic() - started < 30

@@ -1,7 +1,7 @@
 """`taugrad check PATH.py`: grade your own autograd engine (the chapter's exercises 5 and 6).
 
 Loads the class (``Value`` unless ``--class``) from PATH in a separate process
-with a time and memory limit, finds which ops and attributes it has, and
+with time, CPU-time and memory limits (ended with this command, however it ends), finds which ops and attributes it has, and
 checks forward values, local rules, accumulation, order, depth, a second
 backward() and random expressions against finite differences.  Each failure
 comes with the smallest failing expression and a one-line diagnosis.
@@ -12,9 +12,12 @@ failed, 2 the file could not be graded (load error, timeout, no usable class).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import signal
 import sys
+import threading
 
 from taugrad.cli.common import CommandError, check_seed
 
@@ -56,7 +59,9 @@ def run(args) -> int:
         raise CommandError(f"--timeout must be a positive number of seconds, got {args.timeout}")
     check_seed(args.seed)
     try:
-        report = check(args.path, class_name=args.class_name, count=args.count, seed=args.seed, timeout=args.timeout)
+        with _terminate_as_exit():
+            report = check(args.path, class_name=args.class_name, count=args.count, seed=args.seed,
+                           timeout=args.timeout)
     except CheckError as err:
         if args.json:
             print(json.dumps({"class": args.class_name, "ok": False, "error": str(err), "traceback": err.frames}))
@@ -66,3 +71,19 @@ def run(args) -> int:
         return 2
     print(report.to_json() if args.json else report)
     return 0 if report.ok else 1
+
+
+@contextlib.contextmanager
+def _terminate_as_exit():
+    """SIGTERM unwinds like Ctrl-C does, so the sandbox process is closed on the way out, not orphaned."""
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -100,6 +100,8 @@ FORWARD: Dict[str, List[Tuple[str, str, Callable[[float, float], float]]]] = {
 
 
 def times_g(local: str) -> str:
+    if local.startswith("1 ") or local.startswith("-("):
+        local = f"({local})"  # 1 - t**2 times g is (1 - t**2) * g
     return {"1": "g", "-1": "-g", "0": "0"}.get(local, f"{local} * g")
 
 

@@ -15,8 +15,10 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from taugrad.learn.check import catalogue, reference
-from taugrad.learn.check.expressions import to_terms
-from taugrad.learn.check.forms import FIXED_POINTS, SCALES, Form, forms_for, random_points, sum_form
+from taugrad.learn.check.expressions import SYMBOLS, to_terms
+from taugrad.learn.check.forms import (FIXED_POINTS, SCALES, Form, forms_for, random_points, reflected_form_text,
+                                      sum_form)
+from taugrad.learn.check.probe import REFLECTED
 from taugrad.learn.check.report import Check
 
 FORWARD_RTOL = 1e-7  # learners compute tanh or sigmoid by other, equally good formulas
@@ -31,6 +33,7 @@ class Context:
     checks: List[Check] = field(default_factory=list)
     rule_ok: Dict[str, bool] = field(default_factory=dict)
     raising: set = field(default_factory=set)  # texts of forms whose forward pass raised
+    stop: Optional[str] = None  # why the later checks cannot be graded (the output's gradient is never seeded)
 
     def __post_init__(self):
         self.info = self.engine.info
@@ -66,7 +69,8 @@ def forward(ctx: Context) -> None:
     """Each op's value against taugrad, in every form the op must support."""
     for op in ctx.ops:
         ctx.engine.activity = f"running the forward check of {op}"
-        forms = forms_for(op, ctx.info) + ([sum_form()] if op == "add" else [])
+        with_sum = op == "add" and "add" in ctx.info["reflected"]
+        forms = forms_for(op, ctx.info) + ([sum_form()] if with_sum else [])
         failure = None
         for form in forms:
             failure = _grade_forward(ctx, op, form)
@@ -74,6 +78,19 @@ def forward(ctx: Context) -> None:
                 break
         ctx.add(failure or Check("forward", op, True, expression=forms[0].text,
                                  diagnosis="matches taugrad.Value in every form"))
+    missing = [op for op in ctx.ops if op in SYMBOLS and op not in ctx.info["reflected"]]
+    if missing:
+        ctx.add(_missing_reflected(missing))
+
+
+def _missing_reflected(ops: List[str]) -> Check:
+    """A warning, not a failure: the chapter's engine need not take a number on the left."""
+    names = ", ".join(REFLECTED[op] for op in ops)
+    texts = ", ".join(reflected_form_text(op) for op in ops)
+    extra = "; sum() of Values starts from 0, so it needs __radd__" if "add" in ops else ""
+    return Check("forward", None, False, severity="warning", expression=texts,
+                 diagnosis=f"no {names}: a number on the left ({texts}) raises TypeError{extra}; not graded, "
+                           f"as the chapter does not ask for it")
 
 
 def _grade_forward(ctx: Context, op: str, form: Form) -> Optional[Check]:
@@ -137,7 +154,8 @@ def _grade_rule(ctx: Context, op: str, forms: List[Form], scaled: bool) -> Optio
                 return Check("rule", op, False, expression=graded.text, inputs=inputs,
                              diagnosis=raised(f"backward() of {graded.text}", answer["error"]))
             got = answer["grads"][0]
-            if scaled and reference.explain(terms, inputs, got) is not None:
+            right = all(reference.close(got.get(name), expected[name]) for name in form.operands)
+            if scaled and not right and reference.explain(terms, inputs, got) is not None:
                 continue  # a traversal mistake, not this rule's: the graph checks report it
             out = answer["value"] / g if graded is not form and g else answer["value"]
             for name in form.operands:
@@ -154,11 +172,42 @@ def _grade_rule(ctx: Context, op: str, forms: List[Form], scaled: bool) -> Optio
             why = catalogue.explain_rule(key[0], key[1], samples) if len(samples) == len(all_samples[name]) else None
             if why is None:
                 right = catalogue.LOCAL[key][0][0]
-                why = (f"{op} gives {name}.grad = {check.got}; expected {check.expected:.6g} "
+                why = (f"{op} gives {name}.grad = {check.got}; expected {check.expected:.10g} "
                        f"(= {catalogue.times_g(right)}{' with g = ' + format(check.inputs['c'], 'g') if 'c' in check.inputs and graded is not form else ''})")
+                why += _nearly(check.got, check.expected)
+            if all(s[4] == 0 for s in all_samples[name]) and graded is form:
+                why = disconnected(ctx, form, name, check.inputs) or why
             check.diagnosis = _context(graded, form) + why
             return check
     return None
+
+
+def structure(ctx: Context, tree, inputs) -> Optional[dict]:
+    """The learner's graph of ``tree``: its root's gradient and how the leaves hang on it (see ``Probe.structure``)."""
+    answer = ctx.engine.call({"do": "structure", "terms": to_terms(tree), "inputs": inputs})
+    return None if "error" in answer else answer
+
+
+def disconnected(ctx: Context, form: Form, name: str, inputs) -> Optional[str]:
+    """A diagnosis when ``form``'s result does not reach operand ``name`` through its parents, else None."""
+    found = structure(ctx, form.tree, inputs)
+    if found is None or not found["reach"] or found["reach"].get(name) != "none":
+        return None
+    parents = ctx.info["attributes"].get("parents") or "parents"
+    return (f"the result of {form.text} is not connected to its operand {name}: {name} is not among its "
+            f"{parents} (directly or through other nodes), so backward() never reaches it; build the result "
+            f"with {name} as a parent and give it a backward rule")
+
+
+def _nearly(got: Optional[float], expected: Optional[float]) -> str:
+    """A note for a rule that is close but not right: a finite difference would not see it."""
+    if got is None or expected is None or not expected or not (got == got):
+        return ""
+    relative = abs(got - expected) / abs(expected)
+    if relative >= 1e-2:
+        return ""
+    return (f": close, but off by a relative {relative:.1e} (more than rounding: a wrong constant? "
+            f"a finite-difference check at 1e-3 would miss it)")
 
 
 def _context(graded: Form, form: Form) -> str:

@@ -7,6 +7,7 @@ deadline for the whole check, so a learner's endless loop becomes a clear
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
@@ -69,13 +70,18 @@ class SandboxEngine(Engine):
         self.activity = f"loading {os.path.basename(path)}"
         env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
                    PYTHONDONTWRITEBYTECODE="1")
+        cpu_seconds = max(1, math.ceil(timeout)) + 1  # the wall-clock deadline is ours; CPU time is the kernel's
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", SANDBOX, path, class_name, str(memory)],
+            [sys.executable, "-u", SANDBOX, path, class_name, str(memory), str(cpu_seconds), str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, start_new_session=True,  # its own process group: a timeout ends all it started
+            env=env, start_new_session=True,  # its own process group: closing it ends all it started
         )
         self._buffer = b""
-        first = self._receive()
+        try:
+            first = self._receive()
+        except BaseException:  # a timeout, Ctrl-C or SIGTERM while the learner's file loads: never leave it running
+            self.close()
+            raise
         if "fatal" in first:
             fatal = first["fatal"]
             self.close()
@@ -124,14 +130,24 @@ class SandboxEngine(Engine):
         return CheckError(f"the engine's process {how}{hint} while {self.activity}")
 
     def close(self) -> None:
+        """Kill the sandbox's whole process group (whatever the learner's code started too)."""
         proc = getattr(self, "proc", None)
-        if proc is None or proc.poll() is not None:
+        if proc is None:
             return
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
-            proc.kill()
+            if proc.poll() is None:
+                proc.kill()
         proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:  # a pipe the dead child left half-written
+                pass
+
+    def __del__(self):
+        self.close()
 
 
 class LocalEngine(Engine):

@@ -130,11 +130,19 @@ def tame_value(tree, inputs: Dict[str, float]) -> Optional[float]:
         x = tame_value(tree[-1], inputs)
         return None if x is None else apply(tree[1] if kind == "call" else "neg", x)
     x, y = tame_value(tree[2], inputs), tame_value(tree[3], inputs)
-    return None if x is None or y is None else apply(tree[1], x, y)
+    if x is None or y is None:
+        return None
+    return apply(tree[1], x, y, value_exponent=tree[1] == "**" and tree[3][0] != "num")
 
 
-def apply(op: str, x: float, y: float = 0.0) -> Optional[float]:
-    """One operation on tame operands, or None where a finite difference could be misleading."""
+def apply(op: str, x: float, y: float = 0.0, value_exponent: bool = False) -> Optional[float]:
+    """One operation on tame operands, or None where a finite difference could be misleading.
+
+    A power whose exponent is a Value (``value_exponent``) needs a base of at
+    least 0.1: its exponent's gradient is ``out * log(base)``, which is NaN for
+    a negative base even where the exponent happens to be an integer and the
+    value itself is fine (``c ** (a / a)`` at ``c < 0``).
+    """
     if op == "+":
         return _ok(x + y)
     if op == "-":
@@ -144,7 +152,7 @@ def apply(op: str, x: float, y: float = 0.0) -> Optional[float]:
     if op == "/":
         return None if abs(y) < 0.2 else _ok(x / y)
     if op == "**":
-        if y != int(y) and x < 0.1:
+        if (value_exponent or y != int(y)) and x < 0.1:
             return None
         if y < 0 and abs(x) < 0.2:
             return None
@@ -170,6 +178,25 @@ def _ok(x: float) -> Optional[float]:
     return x if math.isfinite(x) and abs(x) <= LIMIT else None
 
 
+def allowed_left_numbers(info: dict) -> set:
+    """Symbols a plain number may stand left of: those whose reflected method (``__radd__``...) the class has."""
+    return {SYMBOLS.get(op, "**") for op in info["reflected"] if op in SYMBOLS or op == "pow"}
+
+
+def buildable(tree, info: dict) -> bool:
+    """Whether the class can build ``tree``: a number on the left only with the reflected method, a Value exponent only where offered."""
+    left_numbers = allowed_left_numbers(info)
+    for node in subtrees(tree):
+        if node[0] != "op":
+            continue
+        left, right = node[2][0] == "num", node[3][0] == "num"
+        if left and not right and node[1] not in left_numbers:
+            return False
+        if node[1] == "**" and not right and not left and not info.get("value_exponent"):
+            return False
+    return True
+
+
 class _Grower:
     """Grows one random tree over the learner's operations (see the module docstring)."""
 
@@ -177,7 +204,7 @@ class _Grower:
         self.rng, self.inputs, self.reuse = rng, inputs, reuse
         ops = info["ops"]
         self.binary = [SYMBOLS[op] for op in ("add", "sub", "mul", "div") if op in ops]
-        self.left_numbers = {SYMBOLS[op] for op in info["reflected"] if op in SYMBOLS}
+        self.left_numbers = allowed_left_numbers(info)
         self.functions = [f for f in FUNCTIONS + ("neg",) if f in ops]
         self.powers = ["const"] * ("pow" in ops) + ["base"] * ("pow" in info["reflected"]) \
             + ["both"] * bool(info["value_exponent"])
@@ -222,7 +249,11 @@ class _Grower:
                 tree, value = ("op", "**", ("num", 2.0), x[0]), apply("**", 2.0, x[1])
             else:
                 y = self.grow(max(depth - 2, 0))
-                tree, value = ("op", "**", x[0], y[0]), apply("**", x[1], y[1])
+                if y[0][0] == "num":
+                    return None  # a number exponent is the "const" form, with its own list of exponents
+                if x[0][0] == "num" and "**" not in self.left_numbers:
+                    return None  # a number base needs __rpow__
+                tree, value = ("op", "**", x[0], y[0]), apply("**", x[1], y[1], value_exponent=True)
         else:
             return self.join(x, self.grow(depth - 1), self.rng.choice(self.binary))
         return None if value is None else (tree, value)

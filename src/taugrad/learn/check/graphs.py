@@ -122,13 +122,40 @@ def _graded(ctx: Context, tree, inputs, name: str, op: Optional[str]):
     mistake = reference.explain(to_terms(tree), inputs, grads)
     text = render(tree)
     if mistake == "assign":
-        why = (f"{leaf}.grad is {got:.6g} in {text}, expected {expected:.6g}: a rule sets grad with '=' instead of "
-               f"'+=', so the last path to reach a reused value overwrites the others")
+        why = f"{leaf}.grad is {got:.6g} in {text}, expected {expected:.6g}: " + _assign_or_reset(ctx)
     elif mistake in ORDER_WORDS:
         why = f"{leaf}.grad is {got:.6g} in {text}, expected {expected:.6g}: {ORDER_WORDS[mistake]}"
     else:
         why = f"{leaf}.grad is {got:.6g} in {text}, expected {expected:.6g}: a value used twice gets the wrong total"
     return mistake, Check(name, op, False, expression=text, inputs=inputs, expected=expected, got=got, diagnosis=why)
+
+
+def _assign_or_reset(ctx: Context) -> str:
+    """Why the last path to a reused value wins: a rule that assigns, or backward() zeroing grads as it goes.
+
+    Each of add's and mul's rules is run alone, by hand, on grads that already
+    hold 10: a rule that adds leaves 10 plus its share.
+    """
+    adding = []
+    for symbol, op in (("+", "add"), ("*", "mul")):
+        if op not in ctx.ops:
+            continue
+        answer = ctx.engine.call({"do": "rule_alone", "symbol": symbol})
+        grads = answer.get("grads") if "error" not in answer else None
+        if grads is None:
+            adding.append(None)
+            continue
+        shares = {"+": (1.0, 1.0), "*": (-0.5, 1.5)}[symbol]
+        adding.append(reference.close(grads["a"], 10.0 + shares[0]) and reference.close(grads["b"], 10.0 + shares[1]))
+    if adding and all(adding):
+        return ("every rule adds with '+=', yet the last path to reach a reused value wins: backward() sets "
+                "gradients to 0 while the rules run (after some have already added into them); zero every grad "
+                "once, before the first rule runs")
+    if adding and any(a is False for a in adding):
+        return ("a rule sets grad with '=' instead of '+=', so the last path to reach a reused value overwrites "
+                "the others")
+    return ("the last path to reach a reused value overwrites the others: a rule sets grad with '=' instead of '+=', "
+            "or backward() resets gradients while the rules run")
 
 
 def _order(ctx: Context, deferred, accumulation_failed: bool) -> None:
@@ -211,17 +238,20 @@ def depth(ctx: Context) -> None:
         ctx.add(Check("depth", None, False, severity="warning", expression=text,
                       diagnosis=f"a {DEPTH:,}-node chain crashed the engine: {err}"))
         return
-    if answer.get("recursion"):
-        lo, hi = 1, DEPTH
-        while hi - lo > max(10, hi // 50):
-            mid = (lo + hi) // 2
-            if ctx.engine.call({"do": "chain", "n": mid}).get("recursion"):
-                hi = mid
-            else:
-                lo = mid
+    if answer.get("recursion") and answer.get("stage") == "forward":
+        where = next((line.strip() for line in reversed(answer["error"].get("frames", []))
+                      if line.startswith("  File")), "")
         ctx.add(Check("depth", None, False, severity="warning", expression=text,
-                      diagnosis=f"recursive traversal fails near depth {hi:,} (RecursionError); build the "
-                                f"topological order with an explicit stack instead of recursion"))
+                      diagnosis=("building the chain raises RecursionError" + (f" ({where})" if where else "")
+                                 + ": an operation walks the graph below it recursively while it is built; "
+                                   "compute what it needs from its parents only (or with a loop), not from the "
+                                   "whole graph")))
+        return
+    if answer.get("recursion"):
+        hi = answer.get("fails_near", DEPTH)
+        ctx.add(Check("depth", None, False, severity="warning", expression=text,
+                      diagnosis=f"recursive traversal fails near depth {hi:,} (RecursionError in backward()); "
+                                f"build the topological order with an explicit stack instead of recursion"))
         return
     if "error" in answer:
         ctx.add(Check("depth", None, False, severity="warning", expression=text,

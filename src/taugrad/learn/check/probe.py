@@ -17,6 +17,7 @@ Learner objects are only ever compared by identity: their ``__eq__`` and
 """
 from __future__ import annotations
 
+import linecache
 import math
 import operator
 import os
@@ -55,13 +56,21 @@ def learner_frames(error: BaseException, source: str | None) -> list:
     if not source:
         return []
     wanted = os.path.realpath(source)
+    theirs: dict = {}  # filename -> whether it is the learner's file (a deep recursion repeats one file)
+    frames = []
+    for frame, lineno in traceback.walk_tb(error.__traceback__):
+        filename = frame.f_code.co_filename
+        if filename not in theirs:
+            theirs[filename] = os.path.realpath(filename) == wanted
+        if theirs[filename]:
+            frames.append((filename, lineno, frame.f_code.co_name))
     lines = []
-    for frame in traceback.extract_tb(error.__traceback__):
-        if os.path.realpath(frame.filename) == wanted:
-            lines.append(f'  File "{os.path.basename(frame.filename)}", line {frame.lineno}, in {frame.name}')
-            if frame.line:
-                lines.append(f"    {frame.line.strip()}")
-    return lines[-12:]  # a deep recursion repeats one frame thousands of times
+    for filename, lineno, name in frames[-6:]:  # a deep recursion repeats one frame thousands of times
+        lines.append(f'  File "{os.path.basename(filename)}", line {lineno}, in {name}')
+        text = linecache.getline(filename, lineno).strip()
+        if text:
+            lines.append(f"    {text}")
+    return lines
 
 
 def as_float(x, what: str) -> float:
@@ -182,17 +191,87 @@ class Probe:
         return {"value": value, "grads": grads}
 
     def chain(self, n: int) -> dict:
-        """``x + z + z + ... + z`` (n additions of two Values): x.grad should be 1 and z.grad n."""
+        """``x + z + z + ... + z`` (n additions of two Values): x.grad should be 1 and z.grad n.
+
+        A RecursionError is answered with the stage that raised it: building the
+        chain (``"forward"``: an op walks the graph recursively) or ``backward()``.
+        """
         cls = self.cls
+        stage = "forward"
         try:
             x, z = cls(0.5), cls(0.25)
-            v = x
+            chain = [x]
             for _ in range(n):
-                v = v + z
-            v.backward()
+                chain.append(chain[-1] + z)
+            stage = "backward"
+            chain[-1].backward()
             return {"grads": [{"x": as_float(x.grad, "x.grad"), "z": as_float(z.grad, "z.grad")}]}
         except RecursionError as err:
-            return {"recursion": True, "error": LearnerError("backward", err, self.source).to_dict()}
+            answer = {"recursion": True, "stage": stage, "error": LearnerError(stage, err, self.source).to_dict()}
+            if stage == "backward":
+                answer["fails_near"] = _deepest_failing(chain)
+            return answer
+        except LearnerError:
+            raise
+        except BaseException as err:  # noqa: BLE001
+            raise LearnerError(stage, err, self.source) from None
+
+    def structure(self, terms, inputs) -> dict:
+        """How the root of ``terms`` hangs together, after one ``backward()``.
+
+        ``root_grad``: the root's own gradient (1 when backward() seeds it);
+        ``reach``: per leaf, ``"direct"`` (a parent of the root), ``"indirect"``
+        (reached through other nodes: the op is composed, like ``a + (-b)``) or
+        ``"none"`` (the result is not connected to it); ``composed``: whether
+        the root has a parent that is not a leaf (``a - b`` built as
+        ``a + (-b)``).  Both None when the class's parent attribute is unknown.
+        """
+        try:
+            root, leaves = self.build(terms, inputs)
+        except BaseException as err:  # noqa: BLE001 - the learner's forward pass failed
+            raise LearnerError("forward", err, self.source) from None
+        try:
+            root.backward()
+        except BaseException as err:  # noqa: BLE001
+            raise LearnerError("backward", err, self.source) from None
+        parents_name = self.attributes.get("parents")
+        reach = None
+        if parents_name:
+            direct = _get(root, parents_name)
+            seen, stack, found = set(), [root], set()
+            while stack and len(seen) < 10_000:
+                node = stack.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                found.add(id(node))
+                held = _get(node, parents_name)
+                if isinstance(held, (tuple, list, set, frozenset)):
+                    stack.extend(held)
+            reach = {name: ("direct" if _holds(direct, leaf) else "indirect" if id(leaf) in found else "none")
+                     for name, leaf in leaves.items()}
+            mine = {id(leaf) for leaf in leaves.values()}
+            composed = isinstance(direct, (tuple, list, set, frozenset)) and any(id(p) not in mine for p in direct)
+        else:
+            composed = None
+        return {"root_grad": as_float(root.grad, "the result's grad"), "reach": reach, "composed": composed}
+
+    def rule_alone(self, symbol: str) -> dict:
+        """Run ``a symbol b``'s own ``_backward()`` once, by hand, with every grad at 10 beforehand.
+
+        A rule that adds (``+=``) leaves ``10 + its share`` in a and b; one that
+        assigns (``=``) leaves only its share.  None when nodes have no callable
+        ``_backward`` (the rule cannot be run alone).
+        """
+        try:
+            a, b = self.cls(1.5), self.cls(-0.5)
+            out = BINARY[symbol](a, b)
+            rule = _get(out, "_backward")
+            if not callable(rule):
+                return {"grads": None}
+            a.grad, b.grad, out.grad = 10.0, 10.0, 1.0
+            rule()
+            return {"grads": {"a": as_float(a.grad, "a.grad"), "b": as_float(b.grad, "b.grad")}}
         except LearnerError:
             raise
         except BaseException as err:  # noqa: BLE001
@@ -205,10 +284,29 @@ class Probe:
                 return self.evaluate(request["terms"], request["inputs"], request.get("calls", 1))
             if request["do"] == "chain":
                 return self.chain(int(request["n"]))
+            if request["do"] == "structure":
+                return self.structure(request["terms"], request["inputs"])
+            if request["do"] == "rule_alone":
+                return self.rule_alone(request["symbol"])
             return {"error": {"stage": "protocol", "type": "ValueError", "message": f"unknown request {request['do']!r}",
                               "frames": []}}
         except LearnerError as err:
             return {"error": err.to_dict()}
+
+
+def _deepest_failing(chain: list) -> int:
+    """About the shortest prefix of ``chain`` whose ``backward()`` raises RecursionError (bisected on the one chain)."""
+    lo, hi = 1, len(chain) - 1
+    while hi - lo > max(10, hi // 50):
+        mid = (lo + hi) // 2
+        try:
+            chain[mid].backward()
+            lo = mid
+        except RecursionError:
+            hi = mid
+        except BaseException:  # noqa: BLE001 - another failure says nothing about the depth: look shallower
+            hi = mid
+    return hi
 
 
 class Unusable(Exception):

@@ -1,12 +1,13 @@
 """The random check: expressions over the class's ops against finite differences, shrunk on failure."""
 from __future__ import annotations
 
+import math
 import random
 from typing import Optional
 
 from taugrad.learn.check import reference
 from taugrad.learn.check.checks import Context, raised
-from taugrad.learn.check.expressions import SYMBOLS, names_in, random_tree, render, size, to_terms
+from taugrad.learn.check.expressions import SYMBOLS, buildable, names_in, random_tree, render, size, to_terms
 from taugrad.learn.check.report import Check
 from taugrad.learn.check.shrink import shrink
 
@@ -27,8 +28,11 @@ def _failure(ctx: Context, tree, inputs) -> Optional[Check]:
         return Check("random", None, False, expression=text, inputs=inputs, expected=value, got=answer["value"],
                      diagnosis=f"the value of {text} is {answer['value']:.6g}, expected {value:.6g}")
     grads = answer["grads"][0]
+    exact = reference.evaluate(terms, inputs)["grads"][0]
     for name in inputs:
         numeric = reference.finite_difference(terms, inputs, name)
+        if not (math.isfinite(numeric) and math.isfinite(exact[name])):
+            continue  # no trustworthy answer at this point (a NaN against a NaN proves nothing either)
         got = grads.get(name)
         if got is None or not abs(got - numeric) <= ATOL + RTOL * abs(numeric):
             return Check("random", None, False, expression=text, inputs=inputs, expected=numeric, got=got,
@@ -70,7 +74,8 @@ def random_check(ctx: Context, count: int) -> None:
         ctx.add(Check("random", None, True, diagnosis=f"{count} random expressions agree with finite differences"))
         return
     ctx.engine.activity = "shrinking a failing random expression"
-    tree = shrink(original[0], original[1], lambda t, v: _failure(ctx, t, v) is not None)
+    tree = shrink(original[0], original[1], lambda t, v: _failure(ctx, t, v) is not None,
+                  lambda t: buildable(t, ctx.info))
     inputs = {n: original[1][n] for n in names_in(tree)}
     check = _failure(ctx, tree, inputs) or first
     check.op = _op_of(tree)
@@ -84,10 +89,10 @@ def _explain(ctx: Context, check: Check, tree) -> str:
     op = check.op
     for name in ("forward", "rule"):
         for c in ctx.checks:
-            if c.name == name and c.op == op and not c.ok:
+            if c.name == name and c.op == op and not c.ok and c.severity == "error":
                 return f"{check.diagnosis}; the {name} check of {op} says why: {c.diagnosis}"
-    for name in ("accumulation", "order"):
+    for name in ("seed", "accumulation", "order"):
         for c in ctx.checks:
-            if c.name == name and not c.ok:
+            if c.name == name and not c.ok and c.severity == "error":
                 return f"{check.diagnosis}; likely the {name} failure above: {c.diagnosis}"
     return check.diagnosis

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-NAMES = ("forward", "rule", "accumulation", "order", "depth", "backward_twice", "random")
+NAMES = ("forward", "seed", "rule", "accumulation", "order", "depth", "backward_twice", "random")
 SEVERITIES = ("error", "warning", "info")
 _MARK = {("error", True): "PASS", ("warning", True): "PASS", ("info", True): "info",
          ("error", False): "FAIL", ("warning", False): "WARN", ("info", False): "info"}

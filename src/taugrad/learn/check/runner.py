@@ -8,7 +8,9 @@ from taugrad.learn.check.checks import Context, forward, rules, scaled_rules, su
 from taugrad.learn.check.engine import MEMORY_LIMIT, CheckError, LocalEngine, SandboxEngine
 from taugrad.learn.check.graphs import backward_twice, depth, graph_checks
 from taugrad.learn.check.randomized import random_check
-from taugrad.learn.check.report import Report
+from taugrad.learn.check.faults import blame_composed
+from taugrad.learn.check.faults import seed as seed_check
+from taugrad.learn.check.report import NAMES, Check, Report
 
 MAX_COUNT = 100_000
 
@@ -44,15 +46,20 @@ def check(engine: Union[type, str, os.PathLike], *, class_name: str = "Value", c
     with handle:
         ctx = Context(handle, seed=seed)
         forward(ctx)
-        rules(ctx)
-        scaled_rules(ctx)
-        graph_checks(ctx)
-        sum_rule(ctx)
-        backward_twice(ctx)
-        random_check(ctx, count)
-        depth(ctx)
-    order = {name: i for i, name in enumerate(("forward", "rule", "accumulation", "order", "depth",
-                                               "backward_twice", "random"))}
+        seed_check(ctx)
+        if ctx.stop is None:
+            rules(ctx)
+            scaled_rules(ctx)
+            graph_checks(ctx)
+            blame_composed(ctx)
+            sum_rule(ctx)
+            backward_twice(ctx)
+            random_check(ctx, count)
+            depth(ctx)
+        else:  # every gradient is 0 for one reason: naming it once beats blaming every rule
+            for name in ("rule", "accumulation", "order", "depth", "backward_twice", "random"):
+                ctx.add(Check(name, None, True, severity="info", diagnosis=f"not graded: {ctx.stop}"))
+    order = {name: i for i, name in enumerate(NAMES)}
     checks = sorted(ctx.checks, key=lambda c: order[c.name])
     info = handle.info
     return Report(info["class"], list(info["ops"]), checks, reflected=list(info["reflected"]),

@@ -1,6 +1,6 @@
 """The child process of ``taugrad check PATH``: load the learner's file, answer requests.
 
-Run as a script (``python sandbox.py PATH CLASS MEMORY_BYTES``), never imported by
+Run as a script (``python sandbox.py PATH CLASS MEMORY_BYTES CPU_SECONDS PARENT_PID``), never imported by
 the grader, so that the learner's code can neither hang nor crash nor patch the
 process that grades it.  Only the standard library is used: starting costs
 milliseconds, and nothing of taugrad is in reach of the learner's code.
@@ -24,12 +24,25 @@ except ImportError:  # pragma: no cover
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def _limit_memory(limit: int) -> None:
-    if resource is not None and limit > 0:
+def _limit(kind: str, soft: int, hard: int) -> None:
+    if resource is not None and soft > 0:
         try:
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+            resource.setrlimit(getattr(resource, kind), (soft, hard))
         except (ValueError, OSError):  # a hard limit already lower than ours: keep it
             pass
+
+
+def _die_with_parent(parent: int) -> None:
+    """Be killed when the grader dies, however it dies (Linux); elsewhere a closed stdin ends the loop."""
+    try:
+        import ctypes  # noqa: E402 - Linux only, and only here
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG = 1, SIGKILL = 9
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the grader died before the request above took effect
+        os._exit(1)
 
 
 def _private_channels():
@@ -79,9 +92,11 @@ def _load(probe_module, path: str, class_name: str):
 
 
 def main(argv) -> int:
-    path, class_name, memory = argv[1], argv[2], int(argv[3])
+    path, class_name, memory, cpu_seconds, parent = argv[1], argv[2], int(argv[3]), int(argv[4]), int(argv[5])
+    _die_with_parent(parent)
     sys.dont_write_bytecode = True  # leave no __pycache__ beside the learner's file
-    _limit_memory(memory)
+    _limit("RLIMIT_AS", memory, memory)
+    _limit("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1)  # SIGXCPU, then SIGKILL: an endless loop cannot outlive us
     requests, answers = _private_channels()
     sys.path.insert(0, HERE)
     import probe  # noqa: E402 - loaded by path, after the limits are in place

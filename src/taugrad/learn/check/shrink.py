@@ -56,15 +56,21 @@ def candidates(tree, names) -> List[tuple]:
     return sorted(smaller, key=lambda t: (size(t), len(render(t))))
 
 
-def shrink(tree, inputs: Dict[str, float], fails: Callable[[tuple, Dict[str, float]], bool]) -> tuple:
-    """A smallest tree (by the steps above) for which ``fails(tree, inputs)`` still holds."""
+def shrink(tree, inputs: Dict[str, float], fails: Callable[[tuple, Dict[str, float]], bool],
+           allowed: Callable[[tuple], bool] = lambda tree: True) -> tuple:
+    """A smallest tree (by the steps above) for which ``fails(tree, inputs)`` still holds.
+
+    Only candidates that ``allowed`` accepts are tried: a step may put a number
+    where a Value was (``2 ** b`` from ``(a * 2) ** b``), which a class without
+    ``__rpow__`` cannot build, and that would be a failure of the shrinking.
+    """
     tries = 0
     improved = True
     while improved and tries < MAX_TRIES:
         improved = False
         for candidate in candidates(tree, list(inputs)):
             used = {n: inputs[n] for n in names_in(candidate)}
-            if tame_value(candidate, used) is None:
+            if not allowed(candidate) or tame_value(candidate, used) is None:
                 continue
             tries += 1
             if fails(candidate, used):
