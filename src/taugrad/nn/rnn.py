@@ -33,6 +33,7 @@ import numpy as np
 
 from taugrad.nn import init
 from taugrad.nn.layers import factory_kwargs, place
+from taugrad.nn.lstm_sequence import lstm_sequence
 from taugrad.nn.module import Module, Parameter
 from taugrad.nn.utils.rnn import PackedSequence
 from taugrad.tensors.core.node import Tensor
@@ -82,6 +83,16 @@ def _gru_step(xg: Tensor, h: Tensor, w_hh_t: Tensor, b_hh: Optional[Tensor]) -> 
     z = rz[..., H:]
     n = (xg[..., 2 * H:] + rz[..., :H] * gh[..., 2 * H:]).tanh()
     return n + z * (h - n)  # (1 - z) * n + z * h
+
+
+def _lstm_composed(xg: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> Tuple[Tensor, Tensor, Tensor]:
+    """The LSTM layer of :func:`lstm_sequence` step by step from taugrad ops: ``(out, h_n, c_n)``."""
+    w_hh_t = w_hh.t()
+    h, c, outs = h0, c0, []
+    for t in range(xg.shape[0]):
+        h, c = _lstm_step(xg[t], h, c, w_hh_t, None)
+        outs.append(h)
+    return stack(outs), h, c
 
 
 def _scan(step, xg: Tensor, sizes: Sequence[int], state: Tuple[Tensor, ...],
@@ -342,6 +353,17 @@ class RNNBase(Module):
                     bias, hidden_bias = (b_ih + b_hh if self.bias else None), None
                 xg = _linear(data, w_ih, bias)
                 w_hh_t = w_hh.t()
+                if self.mode == "LSTM" and w_hr is None and len(set(sizes)) == 1:
+                    # every sequence as long as the batch: the whole layer as one op
+                    xg3 = xg.reshape(len(sizes), sizes[0], xg.shape[-1])
+                    if direction == 1:
+                        xg3 = xg3.flip(0)
+                    out, h_n, c_n = lstm_sequence(xg3, h0[index], c0[index], w_hh, _lstm_composed)
+                    if direction == 1:
+                        out = out.flip(0)
+                    outs.append(out.reshape(xg.shape[0], out.shape[-1]))
+                    finals.append((h_n, c_n))
+                    continue
                 if self.mode == "LSTM":
                     w_hr_t = w_hr.t() if w_hr is not None else None
 
