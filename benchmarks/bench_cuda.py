@@ -33,7 +33,7 @@ sys.path.insert(0, HERE)
 from _timing import alternate, median, median_interval  # noqa: E402
 
 import taugrad  # noqa: E402
-from taugrad.tensors.backend import backend_for  # noqa: E402
+from taugrad.tensors.core.backend import backend_for  # noqa: E402
 
 CUDA = "cuda"  # "cpu" under --device cpu: a smoke run of this script where no GPU is lent
 

@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover
 import taugrad
 import taugrad.functional as F
 from taugrad import nn, optim
-from taugrad.data import DataLoader
+from taugrad.datasets import array_loader
 
 SHIFTS = [(0, 1), (0, -1), (1, 0), (-1, 0)]  # (rows, columns) moved by one pixel
 
@@ -65,7 +65,7 @@ def train_taugrad(X_train, y_train, seed, epochs=12, batch_size=128, lr=8e-3, hi
     model = nn.MLP(64, [hidden], 10)
     optimizer = optim.Adam(model.parameters(), lr=lr)
     schedule = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
-    loader = DataLoader((X_aug, y_aug), batch_size=batch_size, shuffle=True, seed=seed)
+    loader = array_loader((X_aug, y_aug), batch_size=batch_size, shuffle=True, seed=seed)
     for _ in range(epochs):
         for xb, yb in loader:
             loss = F.cross_entropy(model(xb), yb)

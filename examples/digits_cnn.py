@@ -33,7 +33,7 @@ import taugrad.nn.functional as F
 from taugrad import nn, optim
 from taugrad.cli.cnn_plots import plot_filters, plot_mistakes
 from taugrad.cli.train_engines import CNN_LABEL_SMOOTHING, digits_cnn
-from taugrad.data import DataLoader
+from taugrad.datasets import array_loader
 
 
 def as_images(X: np.ndarray) -> np.ndarray:
@@ -48,7 +48,7 @@ def train_cnn(X_train, y_train, seed: int, epochs: int = 7, batch_size: int = 64
     taugrad.manual_seed(seed)
     model = digits_cnn()
     optimizer = optim.Adam(model.parameters(), lr=lr)
-    loader = DataLoader((images, np.asarray(y_train)), batch_size=batch_size, shuffle=True, seed=seed)
+    loader = array_loader((images, np.asarray(y_train)), batch_size=batch_size, shuffle=True, seed=seed)
     schedule = optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs * len(loader))
     for _ in range(epochs):
         total = 0.0

@@ -7,7 +7,7 @@ import torch
 
 from taugrad import optim
 from taugrad.optim import lr_scheduler
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 STEPS = 50
 

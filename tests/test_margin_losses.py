@@ -1,4 +1,4 @@
-"""Margin, embedding and likelihood losses (taugrad.functional_margin_losses) and their nn modules, against torch.
+"""Margin, embedding and likelihood losses (taugrad.nn.functional.margin_loss) and their nn modules, against torch.
 
 Values and the gradients of every differentiable input in float64 to 1e-10 relative, for each reduction,
 with the options' variants; the deprecated size_average/reduce; modules' outputs and reprs; bad input."""
@@ -9,7 +9,7 @@ import torch.nn.functional as TF
 
 import taugrad.functional as F
 import taugrad.nn as nn
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 from margin_loss_cases import margin_loss_cases
 

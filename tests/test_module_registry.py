@@ -3,7 +3,7 @@ import numpy as np
 import torch
 
 from taugrad import nn
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 
 def names(pairs):

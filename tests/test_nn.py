@@ -8,7 +8,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 F64 = np.float64
 

@@ -5,7 +5,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 SHAPES = [(3, 4), (4,), (2, 1, 3)]
 TOLERANCE = 1e-6

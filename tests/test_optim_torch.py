@@ -13,7 +13,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 SHAPES = [(3, 4), (4,), (2, 1, 3)]
 STEPS = 20

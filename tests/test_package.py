@@ -8,7 +8,7 @@ import taugrad
 
 
 def test_tensor_function_is_not_shadowed_by_a_module():
-    importlib.import_module("taugrad.tensors.node")
+    importlib.import_module("taugrad.tensors.core.node")
     importlib.import_module("taugrad.tensors.engine")
     t = taugrad.tensor([1.0, 2.0])
     assert isinstance(t, taugrad.Tensor) and t.dtype == taugrad.float32

@@ -10,7 +10,7 @@ import pytest
 import taugrad
 from taugrad import serialization
 from taugrad.serialization import CheckpointError
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 
 def _files(directory):

@@ -8,7 +8,7 @@ import torch
 import torch.utils.data as tud
 
 import taugrad
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 from taugrad.utils import data as tgd
 
 Point = collections.namedtuple("Point", "x y")
@@ -161,7 +161,7 @@ def test_iterable_dataset_is_batched_in_order_as_torch(drop_last):
 
 
 def test_num_workers_runs_in_process_with_one_warning_and_the_same_batches():
-    tgd._warned_about_workers[0] = False
+    tgd.dataloader._warned_about_workers[0] = False
     with pytest.warns(UserWarning, match="main process"):
         loader = tgd.DataLoader(list(range(7)), batch_size=2, num_workers=4)
     with warnings.catch_warnings():

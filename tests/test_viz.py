@@ -206,7 +206,7 @@ def test_tensor_like_nodes_show_shape_and_dtype():
 
 
 def test_real_tensor_graph():
-    from taugrad.tensors.node import Tensor
+    from taugrad.tensors.core.node import Tensor
 
     x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     w = Tensor(np.ones((3, 1), dtype=np.float32), requires_grad=True)
@@ -223,7 +223,7 @@ def test_real_tensor_graph():
 
 
 def test_tensor_graph_freed_by_backward_says_so():
-    from taugrad.tensors.node import Tensor
+    from taugrad.tensors.core.node import Tensor
 
     x = Tensor(np.ones(3), requires_grad=True)
     y = (x * 2.0).sum()

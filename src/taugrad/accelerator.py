@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from taugrad import cuda
-from taugrad.tensors.device import device
+from taugrad.tensors.core.device import device
 
 __all__ = ["is_available", "current_accelerator", "device_count"]
 

@@ -9,9 +9,9 @@ saying what is missing: CuPy, or a GPU.
 """
 from __future__ import annotations
 
-from taugrad.tensors import backend as _backend
-from taugrad.tensors.device_checks import raise_pending
-from taugrad.tensors.generator import _CUDA_SEED, cuda_generator, manual_seed_cuda
+from taugrad.tensors.core import backend as _backend
+from taugrad.tensors.core.device_checks import raise_pending
+from taugrad.tensors.core.generator import _CUDA_SEED, cuda_generator, manual_seed_cuda
 
 __all__ = ["is_available", "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "initial_seed",
            "current_device", "set_device", "get_device_name", "get_device_capability", "synchronize",

@@ -40,8 +40,8 @@ from taugrad.autograd import grad as _engine_grad
 from taugrad.grad_mode import enable_grad, is_grad_enabled
 from taugrad.graph import topological_order
 from taugrad.scalar.value import Value
-from taugrad.tensors.backend import array_module, device_of, is_array, to_device
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import array_module, device_of, is_array, to_device
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.shape import stack
 
 ArgNums = Union[int, Tuple[int, ...]]

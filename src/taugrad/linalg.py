@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.ops.linalg import svd, svdvals, vector_norm
 from taugrad.tensors.ops.reduce import amax, amin
 

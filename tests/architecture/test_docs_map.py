@@ -12,13 +12,13 @@ MAP = (ROOT / "docs" / "architecture.md").read_text()
 
 
 def mentioned_paths(text: str) -> set:
-    """Paths like ``tensors/node.py`` or ``scalar/`` written in backticks or a table cell."""
+    """Paths like ``tensors/core/node.py`` or ``scalar/`` written in backticks or a table cell."""
     return set(re.findall(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`", text))
 
 
 def exists(path: str) -> bool:
     """A path as the docs write it: from src/taugrad, from one of its packages, or from the repository root."""
-    bases = [PACKAGE_DIR, ROOT, ROOT / "src", PACKAGE_DIR / "tensors" / "ops"]
+    bases = [PACKAGE_DIR, ROOT, ROOT / "src", PACKAGE_DIR / "tensors" / "ops", PACKAGE_DIR / "tensors" / "core"]
     bases += [d for d in PACKAGE_DIR.iterdir() if d.is_dir()]
     return any((base / path).exists() for base in bases)
 
@@ -37,7 +37,9 @@ def test_every_top_level_part_of_the_package_is_on_the_map():
 
 
 def test_every_tensor_module_is_on_the_map():
-    modules = {f"tensors/{p.name}" for p in (PACKAGE_DIR / "tensors").glob("*.py") if p.name != "__init__.py"}
+    modules = {f"tensors/{p.relative_to(PACKAGE_DIR / 'tensors').as_posix()}"
+               for folder in ("", "core") for p in (PACKAGE_DIR / "tensors" / folder).glob("*.py")
+               if p.name != "__init__.py"}
     missing = sorted(m for m in modules if m not in MAP)
     assert not missing, f"tensor engine modules missing from docs/architecture.md: {missing}"
 

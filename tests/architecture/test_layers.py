@@ -119,8 +119,8 @@ def test_the_package_has_no_import_cycle():
 
 
 @pytest.mark.parametrize("low, forbidden", [
-    ("taugrad.tensors.node", ("taugrad.tensors.ops", "taugrad.tensors.engine", "taugrad.tensors.methods")),
-    ("taugrad.tensors.rule", ("taugrad.tensors.ops", "taugrad.tensors.engine", "taugrad.tensors.methods")),
+    ("taugrad.tensors.core.node", ("taugrad.tensors.ops", "taugrad.tensors.engine", "taugrad.tensors.methods")),
+    ("taugrad.tensors.core.rule", ("taugrad.tensors.ops", "taugrad.tensors.engine", "taugrad.tensors.methods")),
     ("taugrad.tensors.engine", ("taugrad.tensors.ops", "taugrad.tensors.methods")),
     ("taugrad.graph", ("taugrad.tensors", "taugrad.scalar")),
 ])

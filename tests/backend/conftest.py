@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 from . import strict_backend
 

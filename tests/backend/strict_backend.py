@@ -31,7 +31,7 @@ import types
 
 import numpy as np
 
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 #: where device-to-host reads happened, while :func:`recording_syncs` is on (None when off)
 _SYNCS = None

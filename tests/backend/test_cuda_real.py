@@ -12,7 +12,7 @@ import pytest
 
 import taugrad
 from taugrad import nn
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 from .conftest import cupy_missing_reason
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import taugrad
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 from . import strict_backend
 from .strict_backend import StrictArray

@@ -13,7 +13,7 @@ import pytest
 import taugrad
 import taugrad.functional as F
 from taugrad import nn, optim
-from taugrad.tensors.backend import CPU, DEFAULT_DEVICES
+from taugrad.tensors.core.backend import CPU, DEFAULT_DEVICES
 
 CUDA0 = taugrad.device("cuda", 0)
 

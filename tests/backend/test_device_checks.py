@@ -22,7 +22,7 @@ import pytest
 import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
-from taugrad.tensors import device_checks
+from taugrad.tensors.core import device_checks
 from taugrad.tensors.ops import losses
 
 from . import strict_backend

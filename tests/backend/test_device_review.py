@@ -14,7 +14,7 @@ import torch
 
 import taugrad
 from taugrad import nn, optim
-from taugrad.tensors.backend import CPU, DEFAULT_DEVICES
+from taugrad.tensors.core.backend import CPU, DEFAULT_DEVICES
 from taugrad.utils.data import default_collate
 
 from .strict_backend import StrictArray

@@ -18,7 +18,7 @@ import torch
 
 import taugrad
 from taugrad import nn
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 from .strict_backend import StrictArray
 

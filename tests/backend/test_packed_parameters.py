@@ -18,7 +18,7 @@ import pytest
 import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
-from taugrad.tensors import flat_storage
+from taugrad.tensors.core import flat_storage
 
 from . import strict_backend
 from .test_seam_training_tools import OPTIMIZERS as TOOLS_OPTIMIZERS

@@ -1,6 +1,6 @@
 """The margin, embedding and likelihood losses on the device backend equal their CPU runs.
 
-They are composed in ``taugrad.functional_margin_losses`` from registered ops,
+They are composed in ``taugrad.nn.functional.margin_loss`` from registered ops,
 so the op table's seam test does not reach their own code: a NumPy call there
 (a target read on the host) escapes only here.  Values and the gradients of
 every input that requires grad, for each reduction.

@@ -16,7 +16,7 @@ import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
 from taugrad.cli.train_engines import digits_cnn
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 from programs.test_gpt_program import TEXT, batch_size, block_size, gpt_program
 

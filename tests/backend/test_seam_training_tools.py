@@ -16,7 +16,7 @@ import taugrad.autograd.functional as AF
 import taugrad.func as tfunc
 import taugrad.nn.functional as F
 from taugrad import nn, optim
-from taugrad.tensors import backend
+from taugrad.tensors.core import backend
 
 OPTIMIZERS = {
     "SGD-nesterov": lambda p: optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3),

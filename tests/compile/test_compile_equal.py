@@ -53,7 +53,8 @@ def test_fifty_steps_equal_eager_bit_for_bit(name):
 
 def test_replay_builds_no_graph_nodes(monkeypatch):
     """A replay runs array kernels only: no op's forward and no backward rule is called."""
-    from taugrad.tensors import engine, node
+    from taugrad.tensors import engine
+    from taugrad.tensors.core import node
 
     model = _mlp(0)
     opt = optim.SGD(model.parameters(), lr=0.1)

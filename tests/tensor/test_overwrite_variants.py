@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 import taugrad
 import taugrad.tensors.ops
 from taugrad.graph import topological_order
-from taugrad.tensors.rule import Rule
+from taugrad.tensors.core.rule import Rule
 
 from .helpers import FEW_EXAMPLES, GRAD_TOL, TAUGRAD, TORCH, as_outputs, make_inputs, run, to_numpy
 from .op_table import OPS

@@ -46,7 +46,7 @@ def same_specials_and_close(ours, theirs):
 
 
 def test_quiet_keeps_the_callers_other_settings_and_restores_them():
-    from taugrad.tensors.errstate import quiet
+    from taugrad.tensors.core.errstate import quiet
 
     with np.errstate(under="raise", divide="warn"):
         before = np.geterr()

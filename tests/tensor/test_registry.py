@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import taugrad
-from taugrad.tensors.rule import OPS, Rule
+from taugrad.tensors.core.rule import OPS, Rule
 
 from .helpers import TAUGRAD, TORCH
 from .op_table import OPS as OP_TABLE
@@ -25,7 +25,7 @@ def test_every_registered_op_has_a_test_row():
 
 def test_the_coverage_check_sees_a_new_op():
     """Registering an op without a row makes the check above fail."""
-    from taugrad.tensors.rule import register
+    from taugrad.tensors.core.rule import register
 
     register("made_up_op")(lambda x: x)
     try:

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from taugrad.autograd import topological_order
-from taugrad.tensors.rule import G_OR_NEW, NEW
+from taugrad.tensors.core.rule import G_OR_NEW, NEW
 
 from .helpers import FEW_EXAMPLES, TAUGRAD, as_outputs, make_inputs
 from .op_table import OPS

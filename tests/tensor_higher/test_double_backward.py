@@ -20,7 +20,7 @@ import pytest
 import taugrad
 import taugrad.functional as F
 from taugrad import Value
-from taugrad.gradcheck import GradcheckError, gradgradcheck
+from taugrad.autograd.gradcheck import GradcheckError, gradgradcheck
 from taugrad.tensors.ops import elementwise
 
 from .op_cases import OP_CASES, OpCase, make_inputs
@@ -376,9 +376,9 @@ def test_every_recorded_op_has_a_row_in_the_table():
     """
     from taugrad.tensors.ops import elementwise, index, losses, matmul, reduce, shape
     from taugrad.tensors.ops import einsum, elementary, gather, inplace, linalg, masking, rearrange, scan, sorting
-    from taugrad.tensors import rebase
+    from taugrad.tensors.core import rebase
     from taugrad.tensors.ops import conv, norm, pool
-    from taugrad.tensors.rule import Rule
+    from taugrad.tensors.core.rule import Rule
 
     modules = (elementwise, index, matmul, losses, reduce, shape,
                einsum, elementary, gather, inplace, linalg, masking, rearrange, scan, sorting, rebase,

@@ -32,7 +32,7 @@ from taugrad.scalar.higher import grad as value_grad
 from taugrad.scalar.value import Value
 from taugrad.tensors import engine as tensor_engine
 from taugrad.tensors.custom_function import Function, FunctionCtx, once_differentiable
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 from taugrad.autograd import functional
 
 __all__ = ["grad", "backward", "Function", "FunctionCtx", "once_differentiable", "functional", "topological_order",

@@ -20,9 +20,9 @@ from typing import Any, Callable, Tuple
 
 from taugrad.grad_mode import enable_grad
 from taugrad.tensors import engine
-from taugrad.tensors.backend import array_module
-from taugrad.tensors.node import Tensor
-from taugrad.tensors.rule import forward_of
+from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.node import Tensor
+from taugrad.tensors.core.rule import forward_of
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 

@@ -26,10 +26,10 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 
 import taugrad
-from taugrad import data
+from taugrad import datasets
 from taugrad.cli import train_engines
 from taugrad.cli.common import MAX_SEED, CommandError, check_directory, check_seed
-from taugrad.data import DATASETS
+from taugrad.datasets import DATASETS
 from taugrad.debug.diagnostics import plot_gradient_flow, print_table
 from taugrad.cli.cnn_plots import plot_filters, plot_mistakes
 from taugrad.learn.plots import plot_decision_boundary, plot_history
@@ -223,11 +223,12 @@ def parse_config(args: argparse.Namespace) -> Dict[str, Any]:
 def load_data(config: Dict[str, Any]) -> Dict[str, np.ndarray]:
     """Load, split (stratified) and standardise; the scaler is fitted on the training part."""
     try:
-        X, y = data.load(config["dataset"], n_samples=None if not config["two_dimensional"] else config["samples"],
-                         noise=config["noise"], seed=config["seed"])
+        X, y = datasets.load(config["dataset"], n_samples=None if not config["two_dimensional"] else config["samples"],
+                             noise=config["noise"], seed=config["seed"])
     except ModuleNotFoundError as err:
         raise CommandError(str(err)) from None
-    X_train, X_test, y_train, y_test = data.train_test_split(X, y, test_size=config["test_size"], seed=config["seed"])
+    X_train, X_test, y_train, y_test = datasets.train_test_split(X, y, test_size=config["test_size"],
+                                                                 seed=config["seed"])
     mean = X_train.mean(axis=0)
     std = X_train.std(axis=0)
     std[std == 0] = 1.0  # constant features (blank digit pixels) stay 0 instead of dividing by 0

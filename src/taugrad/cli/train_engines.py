@@ -14,12 +14,12 @@ from typing import Any, Dict, List
 import numpy as np
 
 from taugrad import nn, optim
-from taugrad.data import DataLoader
+from taugrad.datasets import array_loader
 from taugrad.debug.diagnostics import GradientFlowMonitor
-from taugrad.functional import cross_entropy
+from taugrad.nn.functional import cross_entropy
 from taugrad.grad_mode import no_grad
 from taugrad.scalar.nn import MLP
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 
 def make_optimizer(params: List[Any], config: Dict[str, Any]) -> Any:
@@ -84,8 +84,8 @@ class TensorTrainer:
             self.model = nn.MLP(self.sizes[0], config["hidden"], n_classes)
         self.config = config
         self.optimizer = make_optimizer(list(self.model.parameters()), config)
-        self.loader = DataLoader((self._inputs(X_train), y_train), batch_size=config["batch_size"],
-                                 shuffle=True, seed=config["seed"])
+        self.loader = array_loader((self._inputs(X_train), y_train), batch_size=config["batch_size"],
+                                    shuffle=True, seed=config["seed"])
         self.smoothing = CNN_LABEL_SMOOTHING if config["model"] == "cnn" else 0.0
         self.schedule: Any = None
         if config["model"] == "cnn":  # cosine annealing to 0 over the whole run
@@ -185,8 +185,8 @@ class ScalarTrainer:
             random.setstate(saved)
         self.flat = _FlatValues(self.model.parameters())
         self.optimizer = make_optimizer([self.flat], config)
-        self.loader = DataLoader((X_train, y_train), batch_size=config["batch_size"], shuffle=True,
-                                 seed=config["seed"])
+        self.loader = array_loader((X_train, y_train), batch_size=config["batch_size"], shuffle=True,
+                                    seed=config["seed"])
         self.config = config
 
     def describe(self) -> str:

@@ -12,7 +12,7 @@ from taugrad.compile.plan import Plan, replay
 from taugrad.compile.reads import CompileWarning, Diverged, warn_eager
 from taugrad.compile.state import (Attr, aliases_of, call_key, discover, function_roots, must_run_eagerly,
                                    optimizer_params, read_path, signature)
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["compile", "CompiledFunction", "CompileWarning"]
 

@@ -20,7 +20,7 @@ from taugrad.compile.plan import Plan, build
 from taugrad.compile.recording import (CAPTURE, CREATED, INPUT, RESULT, VIEW, RecArray, SlotRef, Tape,
                                        Unsupported, plain, slot_of, wrap)
 from taugrad.compile.state import Attr, Found, read_path, step_into
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 
 class Captured:

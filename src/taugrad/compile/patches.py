@@ -21,7 +21,7 @@ import numpy as np
 from taugrad.compile.recording import CAPTURE, Kernel, RecArray, created, record, recording, slot_of
 from taugrad.optim import lr_scheduler
 from taugrad.optim.optimizer import Optimizer
-from taugrad.tensors.generator import Generator
+from taugrad.tensors.core.generator import Generator
 
 _CREATORS = ("zeros", "ones", "empty", "full", "arange", "eye", "identity", "linspace", "array", "asarray",
              "asanyarray", "ascontiguousarray", "zeros_like", "ones_like", "empty_like", "full_like", "frombuffer")

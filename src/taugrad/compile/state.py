@@ -18,7 +18,7 @@ from taugrad.debug.anomaly import is_anomaly_enabled
 from taugrad.grad_mode import STATE as GRAD_MODE
 from taugrad.nn.module import Module
 from taugrad.optim.optimizer import Optimizer
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 _SCALARS = (bool, int, float, complex, str, bytes, type(None))
 

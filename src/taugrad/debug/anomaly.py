@@ -31,7 +31,7 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
-from taugrad.tensors.node import ANOMALY, NodeExtras
+from taugrad.tensors.core.node import ANOMALY, NodeExtras
 
 __all__ = ["detect_anomaly", "AnomalyError", "is_anomaly_enabled", "creation_site"]
 
@@ -39,7 +39,7 @@ __all__ = ["detect_anomaly", "AnomalyError", "is_anomaly_enabled", "creation_sit
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 #: ``[threads with detection on, check_forward]``: the op constructor tests only
-#: the count (zero almost always), then calls the check (see taugrad.tensors.node)
+#: the count (zero almost always), then calls the check (see taugrad.tensors.core.node)
 ACTIVE = ANOMALY
 _count_lock = threading.Lock()
 

@@ -1,5 +1,5 @@
 """Activation modules beyond those in :mod:`taugrad.nn.layers`, each calling its function in
-:mod:`taugrad.functional`; their reprs are PyTorch's (``LeakyReLU(negative_slope=0.2)``).
+:mod:`taugrad.nn.functional`; their reprs are PyTorch's (``LeakyReLU(negative_slope=0.2)``).
 
 ``inplace=True`` is accepted and computes out of place (the result is the same
 unless other code holds the input; it appears in the repr as in PyTorch).
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import taugrad.functional as F
+import taugrad.nn.functional as F
 from taugrad.nn.module import Module
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.losses import log_softmax, softmax
 
 __all__ = ["Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign",

@@ -16,8 +16,8 @@ import numpy as np
 from taugrad.nn import init
 from taugrad.nn.layers import Linear, factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.backend import array_module
-from taugrad.tensors.node import Tensor, as_array, constant
+from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.node import Tensor, as_array, constant
 from taugrad.tensors.ops.losses import dropout, softmax
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]

@@ -12,8 +12,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 import numpy as np
 
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.backend import is_array
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import is_array
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
 

@@ -19,8 +19,8 @@ import numpy as np
 from taugrad.nn import init
 from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.args import tuple_of
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.args import tuple_of
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import conv as _conv
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
@@ -131,7 +131,7 @@ def _as_tensor(x: Any) -> Tensor:
 
 
 class Conv2d(_ConvNd):
-    r"""2-D convolution over (N, C_in, H, W): ``out = conv2d(x, weight, bias)`` (see ``taugrad.functional.conv2d``).
+    r"""2-D convolution over (N, C_in, H, W): ``out = conv2d(x, weight, bias)`` (see ``taugrad.nn.functional.conv2d``).
 
     ``Conv2d(in_channels, out_channels, kernel_size, stride=1, padding=0,
     dilation=1, groups=1, bias=True, padding_mode='zeros', device=None,

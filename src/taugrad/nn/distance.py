@@ -1,12 +1,12 @@
-"""Distance modules, each calling its function in :mod:`taugrad.functional`; their reprs and
+"""Distance modules, each calling its function in :mod:`taugrad.nn.functional`; their reprs and
 attributes are PyTorch's (``PairwiseDistance`` keeps ``p`` as ``norm``)."""
 from __future__ import annotations
 
 from typing import Any
 
-import taugrad.functional as F
+import taugrad.nn.functional as F
 from taugrad.nn.module import Module
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["CosineSimilarity", "PairwiseDistance"]
 

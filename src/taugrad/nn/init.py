@@ -16,10 +16,10 @@ from typing import Any, Optional, Tuple
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, move_like
+from taugrad.tensors.core.backend import device_of, move_like
 from taugrad.tensors.ops.inplace import bump_version
-from taugrad.tensors.generator import default_generator, get_generator, manual_seed
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.generator import default_generator, get_generator, manual_seed
+from taugrad.tensors.core.node import Tensor
 
 __all__ = [
     "manual_seed",

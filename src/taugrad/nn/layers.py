@@ -15,16 +15,16 @@ from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Uni
 
 import numpy as np
 
-from taugrad.functional import dropout, embedding, layer_norm
+from taugrad.nn.functional import dropout, embedding, layer_norm
 from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.backend import device as Device
-from taugrad.tensors.device import factory_device
-from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_dtype, bfloat16
-from taugrad.tensors.node import Tensor, _dtype_of
+from taugrad.tensors.core.backend import device as Device
+from taugrad.tensors.core.device import factory_device
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, as_dtype, bfloat16
+from taugrad.tensors.core.node import Tensor, _dtype_of
 
 __all__ = [
     "Identity",

@@ -1,4 +1,4 @@
-"""Loss modules: each holds its options and calls the function of the same name in :mod:`taugrad.functional`.
+"""Loss modules: each holds its options and calls the function of the same name in :mod:`taugrad.nn.functional`.
 
 ``criterion = nn.CrossEntropyLoss(label_smoothing=0.1); loss = criterion(logits, target)``,
 as in PyTorch.  Class weights and ``pos_weight`` are registered buffers (in the
@@ -10,10 +10,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-import taugrad.functional as F
+import taugrad.nn.functional as F
 from taugrad.nn.module import Module
-from taugrad.tensors.backend import is_array
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import is_array
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.losses import legacy_reduction
 
 __all__ = [
@@ -71,7 +71,7 @@ class L1Loss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
-    """Quadratic below ``beta``, linear above (see :func:`taugrad.functional.smooth_l1_loss`)."""
+    """Quadratic below ``beta``, linear above (see :func:`taugrad.nn.functional.smooth_l1_loss`)."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", beta: float = 1.0) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -82,7 +82,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Quadratic below ``delta``, then linear with slope ``delta`` (see :func:`taugrad.functional.huber_loss`)."""
+    """Quadratic below ``delta``, then linear with slope ``delta`` (see :func:`taugrad.nn.functional.huber_loss`)."""
 
     def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
         super().__init__(reduction=reduction)
@@ -93,7 +93,7 @@ class HuberLoss(_Loss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """Softmax cross-entropy; class indices or probabilities (see :func:`taugrad.functional.cross_entropy`)."""
+    """Softmax cross-entropy; class indices or probabilities (see :func:`taugrad.nn.functional.cross_entropy`)."""
 
     def __init__(self, weight: Any = None, size_average=None, ignore_index: int = -100, reduce=None,
                  reduction: str = "mean", label_smoothing: float = 0.0) -> None:
@@ -119,7 +119,7 @@ class NLLLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross-entropy of probabilities (see :func:`taugrad.functional.binary_cross_entropy`)."""
+    """Binary cross-entropy of probabilities (see :func:`taugrad.nn.functional.binary_cross_entropy`)."""
 
     def forward(self, input: Any, target: Any) -> Tensor:
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
@@ -140,7 +140,7 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """KL divergence with log-probability inputs (see :func:`taugrad.functional.kl_div`)."""
+    """KL divergence with log-probability inputs (see :func:`taugrad.nn.functional.kl_div`)."""
 
     def __init__(self, size_average=None, reduce=None, reduction: str = "mean", log_target: bool = False) -> None:
         super().__init__(size_average, reduce, reduction)
@@ -151,7 +151,7 @@ class KLDivLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """``max(0, -y (x1 - x2) + margin)`` (see :func:`taugrad.functional.margin_ranking_loss`)."""
+    """``max(0, -y (x1 - x2) + margin)`` (see :func:`taugrad.nn.functional.margin_ranking_loss`)."""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -162,7 +162,7 @@ class MarginRankingLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1`` (see :func:`taugrad.functional.hinge_embedding_loss`)."""
+    """``x`` for ``y = 1``, ``max(0, margin - x)`` for ``y = -1`` (see :func:`taugrad.nn.functional.hinge_embedding_loss`)."""
 
     def __init__(self, margin: float = 1.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -173,14 +173,14 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
-    """``log(1 + exp(-y x))`` (see :func:`taugrad.functional.soft_margin_loss`)."""
+    """``log(1 + exp(-y x))`` (see :func:`taugrad.nn.functional.soft_margin_loss`)."""
 
     def forward(self, input: Any, target: Any) -> Tensor:
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class logistic loss averaged over classes (see :func:`taugrad.functional.multilabel_soft_margin_loss`)."""
+    """Per-class logistic loss averaged over classes (see :func:`taugrad.nn.functional.multilabel_soft_margin_loss`)."""
 
     def forward(self, input: Any, target: Any) -> Tensor:
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
@@ -188,7 +188,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 class CosineEmbeddingLoss(_Loss):
     """``1 - cos`` for ``y = 1``, ``max(0, cos - margin)`` for ``y = -1`` (see
-    :func:`taugrad.functional.cosine_embedding_loss`)."""
+    :func:`taugrad.nn.functional.cosine_embedding_loss`)."""
 
     def __init__(self, margin: float = 0.0, size_average=None, reduce=None, reduction: str = "mean") -> None:
         super().__init__(size_average, reduce, reduction)
@@ -199,7 +199,7 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Poisson negative log-likelihood (see :func:`taugrad.functional.poisson_nll_loss`)."""
+    """Poisson negative log-likelihood (see :func:`taugrad.nn.functional.poisson_nll_loss`)."""
 
     def __init__(self, log_input: bool = True, full: bool = False, size_average=None, eps: float = 1e-8,
                  reduce=None, reduction: str = "mean") -> None:
@@ -214,7 +214,7 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Gaussian negative log-likelihood with predicted variance (see :func:`taugrad.functional.gaussian_nll_loss`)."""
+    """Gaussian negative log-likelihood with predicted variance (see :func:`taugrad.nn.functional.gaussian_nll_loss`)."""
 
     def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
         super().__init__(None, None, reduction)
@@ -226,7 +226,7 @@ class GaussianNLLLoss(_Loss):
 
 
 class TripletMarginLoss(_Loss):
-    """``max(0, d(a, p) - d(a, n) + margin)`` (see :func:`taugrad.functional.triplet_margin_loss`)."""
+    """``max(0, d(a, p) - d(a, n) + margin)`` (see :func:`taugrad.nn.functional.triplet_margin_loss`)."""
 
     def __init__(self, margin: float = 1.0, p: float = 2.0, eps: float = 1e-6, swap: bool = False,
                  size_average=None, reduce=None, reduction: str = "mean") -> None:
@@ -244,7 +244,7 @@ class TripletMarginLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss (see :func:`taugrad.functional.multi_margin_loss`)."""
+    """Multi-class hinge loss (see :func:`taugrad.nn.functional.multi_margin_loss`)."""
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Any = None, size_average=None, reduce=None,
                  reduction: str = "mean") -> None:

@@ -20,13 +20,13 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, is_array, to_device
-from taugrad.tensors.device import parse_to
-from taugrad.tensors.device import device as Device
-from taugrad.tensors.flat_storage import pack
+from taugrad.tensors.core.backend import device_of, is_array, to_device
+from taugrad.tensors.core.device import parse_to
+from taugrad.tensors.core.device import device as Device
+from taugrad.tensors.core.flat_storage import pack
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["Module", "Parameter", "StateDictError"]
 
@@ -356,7 +356,7 @@ class Module:
         PyTorch: each tensor keeps its identity, so an optimizer built before
         still holds them; integer buffers (counters) keep their dtype.  On a
         device the parameters this call moved or converted are placed side by
-        side in one buffer (:mod:`taugrad.tensors.flat_storage`), so that an
+        side in one buffer (:mod:`taugrad.tensors.core.flat_storage`), so that an
         optimizer step updates them all in a few kernel launches.
         """
         dev, dtype, _, _ = parse_to("Module.to", args, kwargs)

@@ -23,7 +23,7 @@ import numpy as np
 
 from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import norm as _norm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "Dropout2d", "Upsample"]

@@ -5,7 +5,7 @@ import math
 from typing import Any, Dict, Iterable, Tuple
 
 from taugrad.optim.optimizer import Optimizer, check_number
-from taugrad.tensors.backend import array_module
+from taugrad.tensors.core.backend import array_module
 
 __all__ = ["Adam", "AdamW"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Tuple
 
 from taugrad.optim.optimizer import Optimizer, check_number
-from taugrad.tensors.backend import array_module
+from taugrad.tensors.core.backend import array_module
 
 __all__ = ["Adamax"]
 

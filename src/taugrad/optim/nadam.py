@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterable, Tuple
 
 from taugrad.optim.adamax import check_betas
 from taugrad.optim.optimizer import Optimizer, check_number
-from taugrad.tensors.backend import array_module
+from taugrad.tensors.core.backend import array_module
 
 __all__ = ["NAdam"]
 

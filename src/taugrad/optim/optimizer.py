@@ -17,9 +17,9 @@ import numpy as np
 
 from taugrad.grad_mode import enable_grad
 from taugrad.optim.packed import step_packed
-from taugrad.tensors.backend import array_module, device_of, is_array, to_device
+from taugrad.tensors.core.backend import array_module, device_of, is_array, to_device
 from taugrad.tensors.ops.inplace import bump_version
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["Optimizer"]
 

@@ -1,7 +1,7 @@
 """An optimizer step over a whole parameter group at once, when its parameters lie side by side in one device buffer.
 
 :meth:`Module.to` places a model's parameters on a device in one flat
-buffer (:mod:`taugrad.tensors.flat_storage`).  An optimizer whose update rule
+buffer (:mod:`taugrad.tensors.core.flat_storage`).  An optimizer whose update rule
 is elementwise (every built-in one: each element of ``p`` is updated from the
 same elements of ``p``, its gradient and its state) can then run that rule
 once, on the 1-D slice holding the group, with the gradients gathered into
@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from taugrad.tensors.backend import array_module, is_array
-from taugrad.tensors.flat_storage import Span, gathered, span
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import array_module, is_array
+from taugrad.tensors.core.flat_storage import Span, gathered, span
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.inplace import bump_version
 
 

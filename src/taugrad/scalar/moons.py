@@ -12,7 +12,7 @@ from typing import Any, List, Sequence, Tuple
 
 import numpy as np
 
-from taugrad.data import moons
+from taugrad.datasets import moons
 from taugrad.scalar.value import Value
 
 
@@ -20,7 +20,7 @@ def load_moons(n_samples: int = 100, noise: float = 0.1, seed: int = 1337) -> Tu
     """micrograd's data: scikit-learn's ``make_moons`` after ``np.random.seed(seed)``, labels in {-1, +1}.
 
     The same points (the test suite checks they equal scikit-learn's) without
-    needing scikit-learn: :func:`taugrad.data.moons` drawing from a
+    needing scikit-learn: :func:`taugrad.datasets.moons` drawing from a
     ``RandomState(seed)``, which shuffles and adds noise in make_moons' order.
     """
     X, y = moons(n_samples=n_samples, noise=noise, seed=np.random.RandomState(seed))

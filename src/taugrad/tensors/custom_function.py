@@ -45,9 +45,9 @@ import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.grad_mode import no_grad
-from taugrad.tensors.backend import array_module, device_of, is_array, same_backend, to_device
-from taugrad.tensors.node import Tensor, as_array, constant, make
-from taugrad.tensors.rule import forward_of, rule
+from taugrad.tensors.core.backend import array_module, device_of, is_array, same_backend, to_device
+from taugrad.tensors.core.node import Tensor, as_array, constant, make
+from taugrad.tensors.core.rule import forward_of, rule
 
 
 def _version(t: Tensor) -> int:

@@ -15,7 +15,7 @@ arrays bring:
   error that says ``retain_graph``.
 * A node whose inputs were changed in place after it was recorded raises
   instead of computing a wrong gradient (the version check below, with the
-  clock of :mod:`taugrad.tensors.node`).
+  clock of :mod:`taugrad.tensors.core.node`).
 * The first-order pass knows which gradient arrays it alone holds: each rule
   declares whether it returns new arrays (``Rule.gives``).  Those it may
   overwrite -- ReLU masks its gradient in place, as a hand-written backward
@@ -25,7 +25,7 @@ arrays bring:
   tensor's gradient, the user's ``gradient=`` or a view.
 
 This module never imports an op: it sees ops only through the rule records
-that :mod:`taugrad.tensors.node` stores on each node.
+that :mod:`taugrad.tensors.core.node` stores on each node.
 """
 from __future__ import annotations
 
@@ -36,12 +36,12 @@ import numpy as np
 from taugrad.debug.anomaly import check_backward, is_anomaly_enabled
 from taugrad.grad_mode import enable_grad
 from taugrad.graph import topological_order
-from taugrad.tensors.backend import ARRAY_MODULES, array_module, device_of, same_backend, to_device
-from taugrad.tensors.errstate import restore, silence
+from taugrad.tensors.core.backend import ARRAY_MODULES, array_module, device_of, same_backend, to_device
+from taugrad.tensors.core.errstate import restore, silence
 from taugrad.tensors.hooks import run_hooks
-from taugrad.tensors.node import ANOMALY, CLOCK, Tensor, constant, op_name, to_array
-from taugrad.tensors.rebase import HISTORY, check_views, parents_when_recorded
-from taugrad.tensors.rule import G_OR_NEW, RELEASED
+from taugrad.tensors.core.node import ANOMALY, CLOCK, Tensor, constant, op_name, to_array
+from taugrad.tensors.core.rebase import HISTORY, check_views, parents_when_recorded
+from taugrad.tensors.core.rule import G_OR_NEW, RELEASED
 
 _getrefcount = sys.getrefcount
 ndarray = np.ndarray

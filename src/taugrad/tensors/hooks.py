@@ -2,7 +2,7 @@
 
 A Tensor's ``_extras`` slot is ``None`` for almost every tensor.  When a hook is
 registered, ``retain_grad()`` is called or anomaly detection records where the
-op was created, it holds a :class:`~taugrad.tensors.node.NodeExtras`.  The
+op was created, it holds a :class:`~taugrad.tensors.core.node.NodeExtras`.  The
 backward pass looks at that slot once per node, so tensors without extras
 cost one attribute read.
 
@@ -26,8 +26,8 @@ import itertools
 import weakref
 from typing import Any, Callable
 
-from taugrad.tensors.backend import array_module, device_of, same_backend, to_device
-from taugrad.tensors.node import NodeExtras, Tensor, constant, to_array
+from taugrad.tensors.core.backend import array_module, device_of, same_backend, to_device
+from taugrad.tensors.core.node import NodeExtras, Tensor, constant, to_array
 
 __all__ = ["RemovableHandle", "register_hook", "retain_grad", "run_hooks"]
 

@@ -1,7 +1,7 @@
 """Binds the registered ops to ``Tensor`` as methods, operators and properties.
 
 Each op says in its own definition which ``Tensor`` attributes it provides
-(``@register(name, methods=..., properties=...)`` in :mod:`taugrad.tensors.rule`);
+(``@register(name, methods=..., properties=...)`` in :mod:`taugrad.tensors.core.rule`);
 this module imports every op family, so that all of them are registered, and
 sets those attributes.  ``x.exp()`` and ``taugrad.exp(x)`` then run the same
 function with no extra call layer.  The autograd methods that are not ops
@@ -10,13 +10,13 @@ function with no extra call layer.  The autograd methods that are not ops
 from __future__ import annotations
 
 from taugrad.tensors import engine, hooks
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import conv, elementwise, index, inplace, losses, matmul, norm, pool, reduce, shape  # noqa: F401  (registers)
 from taugrad.tensors.ops import conversion, creation, gather, random  # noqa: F401  (registers)
 from taugrad.tensors.ops import (  # noqa: F401  (registers)
     compare, einsum, elementary, hist, linalg, masking, rearrange, scan, sorting,
 )
-from taugrad.tensors.rule import OPS
+from taugrad.tensors.core.rule import OPS
 
 __all__ = ["Tensor"]
 

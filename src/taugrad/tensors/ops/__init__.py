@@ -1,10 +1,10 @@
 """The tensor ops, one module per family, each op next to its local rule.
 
-Each op is one place: its forward function, its :class:`~taugrad.tensors.rule.Rule`
+Each op is one place: its forward function, its :class:`~taugrad.tensors.core.rule.Rule`
 (``@rule``: name, what it reads, what it returns, the maths in the docstring)
 and its registration (``@register``: the op's name and the ``Tensor`` methods
 and operators it provides).  The families import only the bottom layer
-(:mod:`taugrad.tensors.node`, :mod:`~taugrad.tensors.rule`, ...) and
+(:mod:`taugrad.tensors.core.node`, :mod:`~taugrad.tensors.core.rule`, ...) and
 :mod:`~taugrad.tensors.ops.anyarray`, never each other.
 
 * :mod:`~taugrad.tensors.ops.anyarray`    -- functions rules use on arrays and Tensors alike

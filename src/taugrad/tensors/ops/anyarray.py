@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from taugrad.tensors import backend
-from taugrad.tensors.backend import ARRAY_MODULES
-from taugrad.tensors.node import Tensor, array_module, constant, to_array
-from taugrad.tensors.rule import forward_of
+from taugrad.tensors.core import backend
+from taugrad.tensors.core.backend import ARRAY_MODULES
+from taugrad.tensors.core.node import Tensor, array_module, constant, to_array
+from taugrad.tensors.core.rule import forward_of
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
 _add_reduce = np.add.reduce  # ndarray.sum() goes through a slower Python wrapper

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.node import Tensor, array_module, constant, to_array
-from taugrad.tensors.rule import register
+from taugrad.tensors.core.node import Tensor, array_module, constant, to_array
+from taugrad.tensors.core.rule import register
 
 
 def _array(x, op: str, like=None):

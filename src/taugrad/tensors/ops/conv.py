@@ -44,9 +44,9 @@ import math
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
-from taugrad.tensors.args import tuple_of
-from taugrad.tensors.node import array_module, check_same_device, make, operand, Tensor
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.args import tuple_of
+from taugrad.tensors.core.node import array_module, check_same_device, make, operand, Tensor
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 # ---------------------------------------------------------------------------
 # arguments

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors.backend import CPU, backend_for, to_device
-from taugrad.tensors.backend import device_of as _device_of_array
-from taugrad.tensors.device import as_device, check_device, parse_to
-from taugrad.tensors.device import device as Device
-from taugrad.tensors.node import Tensor, make
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.backend import CPU, backend_for, to_device
+from taugrad.tensors.core.backend import device_of as _device_of_array
+from taugrad.tensors.core.device import as_device, check_device, parse_to
+from taugrad.tensors.core.device import device as Device
+from taugrad.tensors.core.node import Tensor, make
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 
 def _moved(g, dev: Device):

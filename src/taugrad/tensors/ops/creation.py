@@ -13,14 +13,14 @@ import operator
 
 import numpy as np
 
-from taugrad.tensors import sampling
-from taugrad.tensors.backend import CPU, DEFAULT_DEVICES, device_of, make_on, to_device
-from taugrad.tensors.device import check_device, factory_device
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.dtypes import DEFAULT_FLOAT
-from taugrad.tensors.spacing import linspace_array
-from taugrad.tensors.node import Tensor, _dtype_of, array_module, to_array
-from taugrad.tensors.rule import register
+from taugrad.tensors.core import sampling
+from taugrad.tensors.core.backend import CPU, DEFAULT_DEVICES, device_of, make_on, to_device
+from taugrad.tensors.core.device import check_device, factory_device
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT
+from taugrad.tensors.core.spacing import linspace_array
+from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, to_array
+from taugrad.tensors.core.rule import register
 
 
 def _size(size, op: str) -> tuple:

@@ -26,9 +26,9 @@ import string
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, is_array, to_device
-from taugrad.tensors.node import array_module, check_same_device, constant, make, Tensor
-from taugrad.tensors.rule import register, rule
+from taugrad.tensors.core.backend import device_of, is_array, to_device
+from taugrad.tensors.core.node import array_module, check_same_device, constant, make, Tensor
+from taugrad.tensors.core.rule import register, rule
 
 _LETTERS = string.ascii_letters
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import math
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.dtypes import DEFAULT_FLOAT, float_input, result_type
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, array_module, make, operand
-from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, register, rule
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, float_input, result_type
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import Tensor, array_module, make, operand
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, register, rule
 
 _LN10 = math.log(10.0)
 _LN2 = math.log(2.0)

@@ -5,7 +5,7 @@ For ``z = f(a, b)`` broadcast to ``z.shape``, the chain rule gives
 ``a`` contributed to the loss, so its gradient is the sum over the copies.
 
 Python numbers as operands are kept as constants in ``_ctx`` (no Tensor made).
-Result dtypes follow PyTorch's promotion (:mod:`taugrad.tensors.dtypes`):
+Result dtypes follow PyTorch's promotion (:mod:`taugrad.tensors.core.dtypes`):
 operands of different dtypes are converted by ``promote`` first, only when
 their dtypes differ, so same-dtype ops pay one identity test.
 """
@@ -16,13 +16,13 @@ import math
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import broadcast_error, integer_scalar
-from taugrad.tensors.dtypes import as_dtype, float_input, promote, promote_number
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
-from taugrad.tensors.node import operand
-from taugrad.tensors.node import Tensor, _dtype_of
-from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
+from taugrad.tensors.core.args import broadcast_error, integer_scalar
+from taugrad.tensors.core.dtypes import as_dtype, float_input, promote, promote_number
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
+from taugrad.tensors.core.node import operand
+from taugrad.tensors.core.node import Tensor, _dtype_of
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors import backend
-from taugrad.tensors.args import integer_scalar, normalize_dim
-from taugrad.tensors.device_checks import checked_index
-from taugrad.tensors.node import Tensor, array_module, bump_version, make, operand
+from taugrad.tensors.core import backend
+from taugrad.tensors.core.args import integer_scalar, normalize_dim
+from taugrad.tensors.core.device_checks import checked_index
+from taugrad.tensors.core.node import Tensor, array_module, bump_version, make, operand
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import G_OR_NEW, forward_of, register, rule
+from taugrad.tensors.core.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.core.rule import G_OR_NEW, forward_of, register, rule
 
 
 def _pick(g, key):

@@ -19,11 +19,11 @@ from collections import namedtuple
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.backend import is_array
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, array_module, constant
-from taugrad.tensors.rule import register
-from taugrad.tensors.spacing import linspace_array
+from taugrad.tensors.core.backend import is_array
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import Tensor, array_module, constant
+from taugrad.tensors.core.rule import register
+from taugrad.tensors.core.spacing import linspace_array
 
 #: what ``histogram`` returns, like ``torch.return_types.histogram``
 HistogramResult = namedtuple("HistogramResult", "hist bin_edges")

@@ -23,7 +23,7 @@ gradients, hence a scatter-*add* (``np.add.at``); keys without integer arrays
 pick each element at most once and use a plain assignment.
 
 ``x[key] = value`` on a tensor in a graph (or with a value that requires grad)
-is recorded as PyTorch records it (see :mod:`taugrad.tensors.rebase`):
+is recorded as PyTorch records it (see :mod:`taugrad.tensors.core.rebase`):
 ``x' = x`` with ``value`` written at ``key``, so ``grad_x = g`` zeroed at
 ``key`` and ``grad_value = g[key]`` (summed over the dims ``value`` was
 broadcast along).
@@ -34,13 +34,13 @@ import operator
 
 import numpy as np
 
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import device_of, is_array, to_device
-from taugrad.tensors.device_checks import checked_index
-from taugrad.tensors.node import Tensor, array_module, bump_version, make, make_view
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.backend import device_of, is_array, to_device
+from taugrad.tensors.core.device_checks import checked_index
+from taugrad.tensors.core.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import forward_of, register, rule
+from taugrad.tensors.core.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.core.rule import forward_of, register, rule
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 _SEQUENCE_PARTS = (list, tuple, range, slice, type(None), type(Ellipsis), Tensor, np.ndarray)
@@ -175,7 +175,7 @@ def _in_range_on_device(parts: tuple, like) -> tuple:
     On the CPU NumPy raises for such an index.  A device's array module would
     have the host wait to ask, and CuPy wraps such an index around instead of
     raising; so the check runs on the device and its error is raised at the
-    next read of a value (:mod:`taugrad.tensors.device_checks`).
+    next read of a value (:mod:`taugrad.tensors.core.device_checks`).
     """
     consumed = sum(p.ndim if is_array(p) and p.dtype == np.bool_ else 0 if p is None or p is Ellipsis else 1
                    for p in parts)

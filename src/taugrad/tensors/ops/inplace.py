@@ -1,27 +1,27 @@
 """In-place ops (``add_``, ``mul_``, ``zero_``, ``relu_``, ``x += y``, ...).
 
 They change the array in place and bump the storage's version (see
-:mod:`taugrad.tensors.node`), so a later ``backward()`` through an op that saved
+:mod:`taugrad.tensors.core.node`), so a later ``backward()`` through an op that saved
 the old values raises instead of returning a wrong gradient.
 
 As in PyTorch, an in-place op on a tensor that is part of a graph (or that
 receives a value requiring grad) is recorded: the tensor's node is rebased
 onto the in-place op, whose first input is the tensor's old value (see
-:mod:`taugrad.tensors.rebase`).  Changing a leaf that requires grad is refused
+:mod:`taugrad.tensors.core.rebase`).  Changing a leaf that requires grad is refused
 while grad mode is on (wrap optimizer steps in ``taugrad.no_grad()``).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors import sampling
-from taugrad.tensors.args import integer_scalar
-from taugrad.tensors.backend import device_of, is_array, move_like
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
+from taugrad.tensors.core import sampling
+from taugrad.tensors.core.args import integer_scalar
+from taugrad.tensors.core.backend import device_of, is_array, move_like
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.rule import G_OR_NEW, forward_of, register
+from taugrad.tensors.core.rebase import begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.core.rule import G_OR_NEW, forward_of, register
 
 
 def _data(other, like):

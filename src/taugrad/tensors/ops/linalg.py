@@ -12,10 +12,10 @@ from collections import namedtuple
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim, normalize_dims
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, _dtype_of, array_module, constant, make, operand
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.args import normalize_dim, normalize_dims
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, constant, make, operand
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 
 # ---------------------------------------------------------------------------

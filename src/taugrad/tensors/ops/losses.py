@@ -13,14 +13,14 @@ import math
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import array_module, device_of, is_array, move_like, same_backend
-from taugrad.tensors.device_checks import as_unsigned, outside_on_device
-from taugrad.tensors.errstate import quiet, restore, silence
-from taugrad.tensors.node import constant, make
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, to_array
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.backend import array_module, device_of, is_array, move_like, same_backend
+from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
+from taugrad.tensors.core.errstate import quiet, restore, silence
+from taugrad.tensors.core.node import constant, make
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.node import Tensor, to_array
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -355,7 +355,7 @@ def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_ind
     Every row is computed, then a row whose target is ``ignore_index`` is
     replaced by 0; 'mean' divides by the rows kept.  A target that is neither
     a class nor ``ignore_index`` raises at the next read of a value
-    (:mod:`taugrad.tensors.device_checks`); meanwhile it reads class 0.
+    (:mod:`taugrad.tensors.core.device_checks`); meanwhile it reads class 0.
     """
     x = logits._data
     n, classes = x.shape

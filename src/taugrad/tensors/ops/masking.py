@@ -9,8 +9,8 @@ from __future__ import annotations
 import operator
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.node import Tensor, array_module, constant, make
-from taugrad.tensors.rule import register, rule
+from taugrad.tensors.core.node import Tensor, array_module, constant, make
+from taugrad.tensors.core.rule import register, rule
 
 
 def _mask(x: Tensor, diagonal, upper: bool, op: str):

@@ -14,12 +14,12 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.args import normalize_dim
+from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.dtypes import DtypeMismatchError
-from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, operand
-from taugrad.tensors.node import Tensor
-from taugrad.tensors.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
+from taugrad.tensors.core.dtypes import DtypeMismatchError
+from taugrad.tensors.core.node import array_module, check_same_device, device_mismatch, make, operand
+from taugrad.tensors.core.node import Tensor
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
 
 ndarray = np.ndarray
 

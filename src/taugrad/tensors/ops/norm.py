@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, move_like
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, array_module, bump_version, constant, make
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.backend import device_of, move_like
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.node import Tensor, array_module, bump_version, constant, make
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 
 def _floating_input(x, op: str, min_dims: int) -> Tensor:

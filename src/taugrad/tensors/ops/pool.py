@@ -24,10 +24,10 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.args import tuple_of
-from taugrad.tensors.node import Tensor, array_module, constant, make
+from taugrad.tensors.core.args import tuple_of
+from taugrad.tensors.core.node import Tensor, array_module, constant, make
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 _INT64 = np.int64
 

@@ -13,12 +13,12 @@ import operator
 
 import numpy as np
 
-from taugrad.tensors import sampling
-from taugrad.tensors.backend import device_of, move_like, to_device, to_host
-from taugrad.tensors.device import factory_device
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, _dtype_of, bump_version, check_inplace, to_array
-from taugrad.tensors.rule import register
+from taugrad.tensors.core import sampling
+from taugrad.tensors.core.backend import device_of, move_like, to_device, to_host
+from taugrad.tensors.core.device import factory_device
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.node import Tensor, _dtype_of, bump_version, check_inplace, to_array
+from taugrad.tensors.core.rule import register
 
 
 def _tensor_input(x, op: str) -> Tensor:

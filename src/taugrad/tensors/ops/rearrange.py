@@ -4,7 +4,7 @@
 The rules move the gradient back the inverse way: ``flip`` flips it again,
 ``roll`` rolls it back, ``repeat`` sums the copies.  Ops that only pick or
 reorder elements are written with indexing, ``permute`` or ``reshape``
-(found with :func:`~taugrad.tensors.rule.forward_of`), whose rules already
+(found with :func:`~taugrad.tensors.core.rule.forward_of`), whose rules already
 exist.
 """
 from __future__ import annotations
@@ -13,10 +13,10 @@ import operator
 
 import numpy as np
 
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import to_host
-from taugrad.tensors.node import Tensor, array_module, make
-from taugrad.tensors.rule import forward_of, register, rule
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.backend import to_host
+from taugrad.tensors.core.node import Tensor, array_module, make
+from taugrad.tensors.core.rule import forward_of, register, rule
 
 
 def _ints(values, op: str, what: str) -> tuple:

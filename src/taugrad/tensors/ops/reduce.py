@@ -15,11 +15,11 @@ from collections import namedtuple
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim, normalize_dims, pick
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import array_module, constant, make
-from taugrad.tensors.node import Tensor
-from taugrad.tensors.rule import forward_of, register, rule
+from taugrad.tensors.core.args import normalize_dim, normalize_dims, pick
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import array_module, constant, make
+from taugrad.tensors.core.node import Tensor
+from taugrad.tensors.core.rule import forward_of, register, rule
 
 #: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")

@@ -14,10 +14,10 @@ import operator
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim, pick
-from taugrad.tensors.errstate import quiet
-from taugrad.tensors.node import Tensor, _dtype_of, array_module, make
-from taugrad.tensors.rule import forward_of, register, rule
+from taugrad.tensors.core.args import normalize_dim, pick
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, make
+from taugrad.tensors.core.rule import forward_of, register, rule
 
 
 # ---------------------------------------------------------------------------

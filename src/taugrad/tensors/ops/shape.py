@@ -4,7 +4,7 @@ Each rule moves the gradient back the inverse way: ``reshape`` reshapes back,
 ``permute`` applies the inverse permutation, ``expand`` sums over the
 broadcast axes, ``cat``/``stack``/``pad`` slice their inputs' parts out of the
 gradient.  Results that may share storage with the input are made with
-:func:`~taugrad.tensors.node.make_view` so in-place changes through them are seen.
+:func:`~taugrad.tensors.core.node.make_view` so in-place changes through them are seen.
 """
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import operator
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.dtypes import result_type
-from taugrad.tensors.node import array_module, check_same_device, device_mismatch, make, make_view
-from taugrad.tensors.rule import register, rule
-from taugrad.tensors.node import Tensor, to_array
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.dtypes import result_type
+from taugrad.tensors.core.node import array_module, check_same_device, device_mismatch, make, make_view
+from taugrad.tensors.core.rule import register, rule
+from taugrad.tensors.core.node import Tensor, to_array
 
 
 def _shape_args(shape, op: str) -> tuple:

@@ -17,9 +17,9 @@ from collections import namedtuple
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.node import Tensor, array_module, constant, make
-from taugrad.tensors.rule import register, rule
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.node import Tensor, array_module, constant, make
+from taugrad.tensors.core.rule import register, rule
 
 #: what ``sort`` and ``topk`` return, like ``torch.return_types.sort``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")

@@ -6,8 +6,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from taugrad.tensors.backend import array_module
-from taugrad.tensors.node import Tensor, as_array, constant
+from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.node import Tensor, as_array, constant
 from taugrad.tensors.ops.losses import dropout, softmax
 
 __all__ = ["scaled_dot_product_attention"]

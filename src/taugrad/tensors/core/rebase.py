@@ -36,9 +36,9 @@ import weakref
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
-from taugrad.tensors.backend import array_module, device_of, to_device
-from taugrad.tensors.node import CLOCK, NodeExtras, Tensor, bump_version
-from taugrad.tensors.rule import NEW, Rule
+from taugrad.tensors.core.backend import array_module, device_of, to_device
+from taugrad.tensors.core.node import CLOCK, NodeExtras, Tensor, bump_version
+from taugrad.tensors.core.rule import NEW, Rule
 
 _new = object.__new__
 
@@ -67,7 +67,7 @@ def _rebases(x: Tensor):
 
 
 def inplace_rule(op: str, reads=(), gives=NEW):
-    """Decorator like :func:`~taugrad.tensors.rule.rule` for an in-place op's rule (registers it in REBASING)."""
+    """Decorator like :func:`~taugrad.tensors.core.rule.rule` for an in-place op's rule (registers it in REBASING)."""
 
     def make_rule(backward) -> Rule:
         r = Rule(op, backward, reads, True, gives)

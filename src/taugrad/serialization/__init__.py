@@ -4,7 +4,7 @@ The file is a plain NumPy ``.npz`` archive (a zip of ``.npy`` arrays), read with
 ``allow_pickle=False``: loading a checkpoint parses arrays and one JSON string,
 it never unpickles and never executes anything from the file.  A PyTorch
 ``.pth`` state dict (a zip with a pickle and raw storages) is read as data too, by
-:mod:`taugrad.torch_checkpoint`, which interprets only the pickle opcodes a
+:mod:`taugrad.serialization.pth`, which interprets only the pickle opcodes a
 state dict needs and never calls anything the file names.
 
 What can be saved: a ``dict`` with string keys whose values are Tensors, NumPy
@@ -44,10 +44,10 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, is_array, to_device, to_host
-from taugrad.tensors.device import as_device, check_device
-from taugrad.tensors.node import Tensor
-from taugrad.torch_checkpoint import TorchCheckpointError, is_torch_archive, read_torch_archive
+from taugrad.tensors.core.backend import device_of, is_array, to_device, to_host
+from taugrad.tensors.core.device import as_device, check_device
+from taugrad.tensors.core.node import Tensor
+from taugrad.serialization.pth import TorchCheckpointError, is_torch_archive, read_torch_archive
 
 __all__ = ["save", "load", "CheckpointError"]
 
@@ -355,7 +355,7 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
 
     A file written by ``torch.save`` (a zip holding ``data.pkl``) whose content is
     tensors, dicts, lists, tuples and numbers (a ``state_dict()``, an optimizer's,
-    a dict of those) is read by :mod:`taugrad.torch_checkpoint` without unpickling;
+    a dict of those) is read by :mod:`taugrad.serialization.pth` without unpickling;
     anything else in it is refused with :class:`CheckpointError`.
 
     ``map_location`` says where tensors go, as torch's: None puts each where it

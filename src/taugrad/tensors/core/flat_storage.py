@@ -27,8 +27,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
-from taugrad.tensors.backend import array_module, device_of
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import array_module, device_of
+from taugrad.tensors.core.node import Tensor
 
 
 class Slot(NamedTuple):

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from taugrad.functional_activations import _floating  # the activations' dtype rule, one place
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.node import Tensor
+from taugrad.nn.functional.activation import _floating  # the activations' dtype rule, one place
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.linalg import vector_norm
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from taugrad.tensors.backend import array_module
-from taugrad.tensors.node import Tensor, constant
+from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import legacy_reduction

@@ -4,8 +4,8 @@ A ``Tensor`` is both a value (its array, ``_data``) and a node of the graph
 that produced it.  The graph bookkeeping is the scalar engine's:
 
 * ``_prev``  -- the parent tensors (empty for a leaf), in operand order;
-* ``_rule``  -- the :class:`~taugrad.tensors.rule.Rule` of the op that made it
-  (None for a leaf, :data:`~taugrad.tensors.rule.RELEASED` once backward freed it);
+* ``_rule``  -- the :class:`~taugrad.tensors.core.rule.Rule` of the op that made it
+  (None for a leaf, :data:`~taugrad.tensors.core.rule.RELEASED` once backward freed it);
 * ``_ctx``   -- constants the rule needs (axes, shapes, masks); never a Tensor of
   the graph, so a graph holds no reference cycle and is freed as soon as its
   output is dropped.
@@ -28,7 +28,7 @@ Array module
 ------------
 Every array operation goes through operators, array methods, NumPy ufuncs
 (which dispatch to other array libraries) or :func:`array_module`, the module
-of the tensor's array type (:mod:`taugrad.tensors.backend`, where another
+of the tensor's array type (:mod:`taugrad.tensors.core.backend`, where another
 backend registers its array type).
 """
 from __future__ import annotations
@@ -40,14 +40,14 @@ from typing import Any, Callable, Dict
 import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
-from taugrad.tensors.backend import ARRAY_MODULES, device_of, is_array, same_backend
-from taugrad.tensors.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
-from taugrad.tensors.device_checks import raise_pending
-from taugrad.tensors.dtypes import is_numeric, python_number_dtype
-from taugrad.tensors.grad_fn import grad_fn_of, op_name
-from taugrad.tensors.printing import tensor_repr
+from taugrad.tensors.core.backend import ARRAY_MODULES, device_of, is_array, same_backend
+from taugrad.tensors.core.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
+from taugrad.tensors.core.device_checks import raise_pending
+from taugrad.tensors.core.dtypes import is_numeric, python_number_dtype
+from taugrad.tensors.core.grad_fn import grad_fn_of, op_name
+from taugrad.tensors.core.printing import tensor_repr
 
 _PYTHON_SCALARS = (bool, int, float)
 
@@ -435,7 +435,7 @@ class Tensor:
             yield self[i]
 
     def __repr__(self) -> str:
-        """PyTorch's layout: ``tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`` (see tensors/printing.py)."""
+        """PyTorch's layout: ``tensor([1.0000, 2.5000], grad_fn=<MulBackward0>)`` (see tensors/core/printing.py)."""
         grad_fn = grad_fn_of(self)
         return tensor_repr(self._data, "" if grad_fn is None else grad_fn.name(), self._requires_grad)
 

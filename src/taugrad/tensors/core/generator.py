@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from taugrad.tensors.device import check_device, device
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.device import check_device, device
+from taugrad.tensors.core.node import Tensor
 
 #: the seed of a new ``Generator()``, PyTorch's default seed
 DEFAULT_SEED = 67280421310721

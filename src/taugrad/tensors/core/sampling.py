@@ -1,7 +1,7 @@
 """Drawing arrays of random numbers from a NumPy generator, with PyTorch's argument checks.
 
 The random ops (creation functions, ``multinomial``, in-place fills) call
-these with the generator :func:`taugrad.tensors.generator.get_generator`
+these with the generator :func:`taugrad.tensors.core.generator.get_generator`
 chose; each returns a new array of the dtype asked for.  The errors are the
 ones PyTorch raises (``RuntimeError`` for a bad distribution parameter), on
 one line naming the op.

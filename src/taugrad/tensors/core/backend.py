@@ -26,7 +26,7 @@ from typing import Any, Callable, Dict, Optional
 
 import numpy as np
 
-from taugrad.tensors.device_checks import raise_pending
+from taugrad.tensors.core.device_checks import raise_pending
 
 #: the device types ``torch.device`` accepts (most exist only in PyTorch builds for that hardware)
 KNOWN_TYPES = ("cpu", "cuda", "mps", "xpu", "meta", "hip", "xla", "ipu", "hpu", "mtia", "vulkan", "lazy",

@@ -21,8 +21,8 @@ from taugrad.grad_mode import no_grad
 from taugrad.scalar.higher import grad as value_grad
 from taugrad.scalar.value import Value
 from taugrad.tensors import engine
-from taugrad.tensors.backend import move_like, to_host
-from taugrad.tensors.node import Tensor
+from taugrad.tensors.core.backend import move_like, to_host
+from taugrad.tensors.core.node import Tensor
 
 
 class GradcheckError(AssertionError):

@@ -1,7 +1,7 @@
 """Devices, as ``torch.device``: where a tensor's numbers live.
 
 A tensor lives on the CPU (a NumPy array) or on a CUDA GPU (a CuPy array; see
-:mod:`taugrad.tensors.backend`).  Every name PyTorch knows (``'cuda:0'``,
+:mod:`taugrad.tensors.core.backend`).  Every name PyTorch knows (``'cuda:0'``,
 ``'mps'``...) makes a :class:`device` object, because user code builds them
 before it knows what is available (``device = torch.device('cuda' if
 torch.cuda.is_available() else 'cpu')``); *using* one that has no backend here
@@ -13,10 +13,10 @@ one-line ``RuntimeError`` saying what is missing.
 """
 from __future__ import annotations
 
-from taugrad.tensors.backend import (  # noqa: F401 - CPU, KNOWN_TYPES re-exported
+from taugrad.tensors.core.backend import (  # noqa: F401 - CPU, KNOWN_TYPES re-exported
     CPU, DEFAULT_DEVICES, KNOWN_TYPES, backend_for, device, device_of,
 )
-from taugrad.tensors.node import Tensor, _dtype_of
+from taugrad.tensors.core.node import Tensor, _dtype_of
 
 def as_device(spec, op: str) -> device:
     """The :class:`device` for ``spec`` (a string, a device, or an int meaning ``cuda:<n>``), unchecked."""

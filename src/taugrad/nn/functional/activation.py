@@ -11,11 +11,11 @@ from typing import Any, Optional
 
 import numpy as np
 
-from taugrad.tensors.args import normalize_dim
-from taugrad.tensors.backend import array_module, device_of, move_like, scatter_add
-from taugrad.tensors.device_checks import as_unsigned, outside_on_device
-from taugrad.tensors.generator import get_generator
-from taugrad.tensors.node import Tensor, as_array, bump_version, check_same_device, constant
+from taugrad.tensors.core.args import normalize_dim
+from taugrad.tensors.core.backend import array_module, device_of, move_like, scatter_add
+from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
+from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.node import Tensor, as_array, bump_version, check_same_device, constant
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.index import rows_at
 from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place

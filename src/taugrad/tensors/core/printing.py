@@ -15,7 +15,7 @@ tensors of more than 1000 elements summarised with 3 items at each edge):
 * After the values: ``device='cuda:0'`` for a tensor off the CPU (its values
   are formatted from a host copy); ``dtype=`` when the dtype is not the default float dtype,
   int64 or bool; ``grad_fn=<MulBackward0>`` for an op's output (named as in
-  :mod:`taugrad.tensors.grad_fn`), else ``requires_grad=True`` for a leaf that
+  :mod:`taugrad.tensors.core.grad_fn`), else ``requires_grad=True`` for a leaf that
   requires grad; ``size=`` for an empty tensor that is not 1-d.
 
 :func:`set_printoptions` changes the decimals, the summary threshold and edge
@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from taugrad.tensors.backend import device_of, to_host
-from taugrad.tensors.dtypes import DEFAULT_FLOAT, default_complex, from_numpy_dtype
+from taugrad.tensors.core.backend import device_of, to_host
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, default_complex, from_numpy_dtype
 
 PRECISION = 4
 LINE_WIDTH = 80

@@ -16,12 +16,12 @@ from typing import Any, Optional
 
 import numpy as np
 
-from taugrad.functional_activations import logsigmoid, softplus
-from taugrad.functional_distances import pairwise_distance
-from taugrad.functional_losses import _pair, _reduce
-from taugrad.tensors.backend import array_module
-from taugrad.tensors.device_checks import as_unsigned, outside_on_device
-from taugrad.tensors.node import Tensor, constant
+from taugrad.nn.functional.activation import logsigmoid, softplus
+from taugrad.nn.functional.distance import pairwise_distance
+from taugrad.nn.functional.loss import _pair, _reduce
+from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
+from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import minimum, where
 from taugrad.tensors.ops.losses import _check_reduction, legacy_reduction  # the fused losses' checks
