@@ -29,6 +29,9 @@ from taugrad.nn.activation import (
 from taugrad.nn.distance import CosineSimilarity, PairwiseDistance
 from taugrad.nn.attention import MultiheadAttention
 from taugrad.nn.rnn import GRU, LSTM, RNN, RNNBase, GRUCell, LSTMCell, RNNCell, RNNCellBase
+from taugrad.nn.transformer import (
+    Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder, TransformerEncoderLayer,
+)
 from taugrad.nn.container import ModuleDict, ParameterDict, ParameterList
 from taugrad.nn.layers import Unflatten
 from taugrad.nn.loss import (
@@ -71,6 +74,7 @@ __all__ = [
     "CosineEmbeddingLoss", "PoissonNLLLoss", "GaussianNLLLoss", "TripletMarginLoss", "MultiMarginLoss",
     "MultiheadAttention",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer", "TransformerDecoderLayer",
     "functional",
     "init",
     "utils",
