@@ -7,6 +7,8 @@ per-parameter views.  Every variant must EQUAL the rule run parameter by
 parameter: across steps, through ``state_dict``, and when a parameter's
 memory layout changes between steps.
 """
+import copy
+
 import numpy as np
 import pytest
 
@@ -97,7 +99,7 @@ def test_state_loaded_into_a_new_optimizer_continues_the_same_steps():
 
     for _ in range(2):
         step(optimizer)
-    saved = optimizer.state_dict()
+    saved = copy.deepcopy(optimizer.state_dict())  # as in PyTorch, state_dict() holds the live state tensors
     weights = [p.detach().numpy().copy() for p in model.parameters()]
     step(optimizer)
     want = [p.detach().numpy().copy() for p in model.parameters()]

@@ -44,11 +44,13 @@ IDS = [f"{name}-{kwargs}" for name, kwargs in CONFIGS]
 
 @pytest.fixture
 def torch_float64():
-    """torch keeps some scalar state (NAdam's mu_product) in its default dtype: make it float64 too."""
-    previous = torch.get_default_dtype()
+    """Both keep some scalar state (NAdam's mu_product) in the default dtype: make it float64 in both."""
+    previous, ours = torch.get_default_dtype(), taugrad.get_default_dtype()
     torch.set_default_dtype(torch.float64)
+    taugrad.set_default_dtype(taugrad.float64)
     yield
     torch.set_default_dtype(previous)
+    taugrad.set_default_dtype(ours)
 
 
 def _params(seed, dtype):
@@ -136,7 +138,7 @@ def test_add_param_group_takes_defaults_and_its_own_options(name):
     opt.add_param_group({"params": ours[2:], "lr": 0.5})
     assert [g["lr"] for g in opt.param_groups] == [0.01, 0.5]
     assert set(opt.param_groups[1]) == set(opt.param_groups[0])  # every default filled in
-    with pytest.raises(ValueError, match="more than once"):
+    with pytest.raises(ValueError, match="more than one parameter group"):
         opt.add_param_group({"params": ours[:1]})
 
 

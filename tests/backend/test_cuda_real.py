@@ -106,8 +106,8 @@ def test_module_to_cuda_trains_with_optimizer_state_on_the_gpu(real_cupy):
     assert losses[-1] < losses[0]
     for p in model.parameters():
         assert type(p._data) is real_cupy.ndarray and type(p.grad._data) is real_cupy.ndarray
-        state = optimizer.state[id(p)]  # keyed by id (README: what still differs)
-        assert type(state["exp_avg"]) is real_cupy.ndarray and type(state["exp_avg_sq"]) is real_cupy.ndarray
+        state = optimizer.state[p]  # keyed by the parameter, holding tensors, as in torch
+        assert type(state["exp_avg"]._data) is real_cupy.ndarray and type(state["exp_avg_sq"]._data) is real_cupy.ndarray
 
 
 def test_save_writes_host_arrays_and_load_maps_them(tmp_path, real_cupy):

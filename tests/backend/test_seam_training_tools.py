@@ -74,6 +74,7 @@ def _optimizer_steps(make_optimizer, device):
     optimizer.step()
     for state in optimizer.state.values():
         for value in state.values():
+            value = value._data if isinstance(value, taugrad.Tensor) else value
             if backend.is_array(value) and value.ndim:
                 assert backend.device_of(value).type == device, "optimizer state off the parameters' device"
     return results + [host(p) for p in model.parameters()]

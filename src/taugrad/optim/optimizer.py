@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from collections import defaultdict
+from typing import Any, Callable, DefaultDict, Dict, Iterable, List, Optional
 
 import numpy as np
 
 from taugrad.grad_mode import enable_grad
 from taugrad.optim.packed import step_packed
-from taugrad.tensors.core.backend import array_module, device_of, is_array, to_device
+from taugrad.optim.state import SCALAR_STATE, state_tensor, unwrap_state, wrap_state
+from taugrad.tensors.core.backend import array_module, device_of, is_array, to_device, to_host
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.core.node import Tensor
 
@@ -51,22 +53,28 @@ def check_number(name: str, value: Any, low: float = 0.0, high: float = math.inf
 
 
 class Optimizer:
-    """Holds parameter groups and per-parameter state; subclasses implement ``_update``.
+    """Holds parameter groups and per-parameter state; subclasses implement ``_update`` (or ``step``).
 
-    ``params`` is an iterable of parameters, or of dicts ``{"params": [...], **hyper}``
-    whose hyperparameters override ``defaults`` for that group.
+    ``params`` is an iterable (taken once: a generator or ``filter`` works) of
+    parameters, of ``(name, parameter)`` pairs, or of dicts
+    ``{"params": [...], **hyper}`` whose hyperparameters override ``defaults``
+    for that group.  ``state`` maps each parameter to its dict of state
+    tensors, as ``torch.optim.Optimizer.state``: a subclass written from
+    PyTorch's documentation (``state = self.state[p]``, ``len(state) == 0``
+    on the first step) works unchanged.
     """
 
     def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]) -> None:
-        self.defaults = dict(defaults)
+        self.defaults = defaults
+        self.state: DefaultDict[Any, Dict[str, Any]] = defaultdict(dict)
         self.param_groups: List[Dict[str, Any]] = []
-        self.state: Dict[int, Dict[str, Any]] = {}  # keyed by id(param): Tensors need not be hashable
-        if isinstance(params, dict) or is_array(params) or _is_parameter(params):
-            raise TypeError(
-                "params must be an iterable of parameters or of dicts, such as model.parameters(); "
-                f"got {type(params).__name__}"
-            )
-        groups = list(params)
+        if isinstance(params, Tensor) or is_array(params) or _is_parameter(params):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {typename(params)}")
+        if isinstance(params, dict):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            "but got a dict (wrap a parameter group in a list: [group])")
+        groups = list(params)  # the one pass over a generator
         if not groups:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(groups[0], dict):
@@ -76,23 +84,46 @@ class Optimizer:
 
     # -- groups -------------------------------------------------------------
 
-    def add_param_group(self, group: Dict[str, Any]) -> None:
-        """Add a group of parameters, filling unspecified hyperparameters from ``defaults``."""
-        if not isinstance(group, dict) or "params" not in group:
+    def add_param_group(self, param_group: Dict[str, Any]) -> None:
+        """Add a group (this very dict, as in PyTorch), filling unspecified hyperparameters from ``defaults``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        if "params" not in param_group:
             raise TypeError("a parameter group must be a dict with a 'params' entry")
-        params = group["params"]
+        params = param_group["params"]
         if isinstance(params, set):
-            raise TypeError("parameters must be an ordered collection, not a set (their order keys the state)")
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
         params = [params] if _is_parameter(params) else list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        params = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
         for p in params:
             if not _is_parameter(p):
-                raise TypeError(f"optimizer can only update Tensors, got {type(p).__name__}")
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {typename(p)}")
+            if isinstance(p, Tensor) and not (p.is_leaf or getattr(p, "retains_grad", False)):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        param_group["params"] = params
+        for name, default in self.defaults.items():
+            param_group.setdefault(name, default)
+        for group in self.param_groups:
+            if ("param_names" in param_group) != ("param_names" in group):
+                kind = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {kind} to the optimizer")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
-        if len({id(p) for p in params}) != len(params) or any(id(p) in seen for p in params):
+        if len({id(p) for p in params}) != len(params):
             raise ValueError("a parameter appears more than once in the optimizer's parameter groups")
-        new_group = {**self.defaults, **group, "params": params}
-        self._check_hyperparameters(new_group)
-        self.param_groups.append(new_group)
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        lr = param_group.get("lr")
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        self._check_hyperparameters(param_group)
+        self.param_groups.append(param_group)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:
         check_number("learning rate", group["lr"])
@@ -129,17 +160,23 @@ class Optimizer:
 
         Parameters packed side by side on a device take one update for the
         whole group, and so do others for an optimizer that gathers them
-        (:mod:`taugrad.optim.packed`); the rest one update each.
+        (:mod:`taugrad.optim.packed`); the rest one update each.  The rules
+        work on arrays and Python numbers; ``self.state`` holds them as
+        tensors (views of the same arrays, so both see every update).
         """
         params = group["params"]
+        hyper = _plain_hyperparameters(group)
         arrays = [array_of(p) for p in params]
         grads = [grad_array(p) for p in params]
-        if step_packed(self, group, arrays, grads):
+        if step_packed(self, hyper, arrays, grads):
             return
         for p, array, grad in zip(params, arrays, grads):
             if grad is None:
                 continue
-            self._update(array, grad, self.state.setdefault(id(p), {}), group)
+            state = self.state[p]
+            plain = unwrap_state(state)
+            self._update(array, grad, plain, hyper)
+            wrap_state(state, plain)
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
 
@@ -150,63 +187,52 @@ class Optimizer:
     # -- checkpoints --------------------------------------------------------
 
     def state_dict(self) -> Dict[str, Any]:
-        """``{"state": {index: {...}}, "param_groups": [{hyper..., "params": [indices]}]}``, copied."""
-        index = {}
+        """``{"state": {index: {...}}, "param_groups": [{hyper..., "params": [indices]}]}``.
+
+        As in PyTorch, the per-parameter dicts are the optimizer's own (not
+        copies): ``copy.deepcopy`` the result to keep a snapshot.
+        """
+        index: Dict[int, int] = {}
         groups = []
         for group in self.param_groups:
             ids = []
             for p in group["params"]:
-                index[id(p)] = ids_next = len(index)
-                ids.append(ids_next)
+                ids.append(index.setdefault(id(p), len(index)))
             groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": ids})
-        state = {index[key]: copy.deepcopy(value) for key, value in self.state.items() if key in index}
-        return {"state": state, "param_groups": copy.deepcopy(groups)}
+        state = {(index[id(key)] if id(key) in index else key): value for key, value in self.state.items()}
+        return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        """Restore hyperparameters and state saved by :meth:`state_dict` (for the same parameters)."""
-        if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
-            raise ValueError("optimizer state dict must have exactly the keys 'state' and 'param_groups'")
-        saved_groups = state_dict["param_groups"]
+        """Restore hyperparameters and state saved by :meth:`state_dict` (for the same parameters).
+
+        The state tensors are copied onto each parameter's device and, for
+        floating ones other than ``step``, cast to its dtype (as PyTorch casts).
+        """
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= set(state_dict):
+            raise ValueError("optimizer state dict must have the keys 'state' and 'param_groups'")
+        saved_groups = copy.deepcopy(state_dict["param_groups"])
         if len(saved_groups) != len(self.param_groups):
-            raise ValueError(
-                f"optimizer state dict has {len(saved_groups)} parameter groups, this optimizer has {len(self.param_groups)}"
-            )
-        params = []
-        for number, (saved, group) in enumerate(zip(saved_groups, self.param_groups)):
-            if len(saved["params"]) != len(group["params"]):
-                raise ValueError(
-                    f"parameter group {number} has {len(saved['params'])} parameters in the state dict, "
-                    f"{len(group['params'])} here"
-                )
-            params.extend(zip(saved["params"], group["params"]))
-        new_state: Dict[int, Dict[str, Any]] = {}
-        saved_state = {int(k): v for k, v in state_dict["state"].items()}
-        for index, p in params:
-            if index not in saved_state:
-                continue
-            entry = {}
-            for name, value in saved_state[index].items():
-                if value is not None and not isinstance(value, (int, float)):
-                    array = value if is_array(value) else getattr(value, "_data", value)
-                    if not is_array(array):
-                        array = np.asarray(array)
-                    if array.ndim == 0:  # a counter such as 'step' (PyTorch keeps it as a 0-d tensor)
-                        entry[name] = array.item()
-                        continue
-                    target = array_of(p)
-                    # on the parameter's device, as torch casts state there; a copy: the state dict stays untouched
-                    value = array_module(target).array(to_device(array, device_of(target)), dtype=target.dtype)
-                    if value.shape != array_of(p).shape:
-                        raise ValueError(
-                            f"optimizer state {name!r} of parameter {index} has shape {value.shape}, "
-                            f"the parameter has shape {array_of(p).shape}"
-                        )
-                entry[name] = value
-            new_state[id(p)] = entry
+            raise ValueError("loaded state dict has a different number of parameter groups "
+                             f"({len(saved_groups)}, this optimizer has {len(self.param_groups)})")
+        params = {}
         for saved, group in zip(saved_groups, self.param_groups):
-            for key, value in saved.items():
-                if key != "params":
-                    group[key] = tuple(value) if isinstance(value, list) else value
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                                 f"optimizer's group ({len(saved['params'])} parameters, "
+                                 f"{len(group['params'])} here)")
+            params.update(zip(saved["params"], group["params"]))
+        new_state: DefaultDict[Any, Dict[str, Any]] = defaultdict(dict)
+        for key, saved_entry in state_dict["state"].items():
+            p = params.get(key, params.get(int(key)) if isinstance(key, str) and key.isdigit() else None)
+            if p is None:
+                new_state[key] = saved_entry
+                continue
+            new_state[p] = {name: _cast_state(p, name, value, key) for name, value in saved_entry.items()}
+        for saved, group in zip(saved_groups, self.param_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+        self.param_groups[:] = saved_groups
         self.state = new_state
 
     def __repr__(self) -> str:
@@ -217,6 +243,49 @@ class Optimizer:
                 lines.append(f"    {key}: {group[key]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _plain_hyperparameters(group: Dict[str, Any]) -> Dict[str, Any]:
+    """``group`` itself, or a copy with one-element tensor hyperparameters (``lr=tensor(0.01)``) as numbers."""
+    for key, value in group.items():
+        if key != "params" and isinstance(value, Tensor):
+            return {k: (v.item() if k != "params" and isinstance(v, Tensor) else v) for k, v in group.items()}
+    return group
+
+
+def _cast_state(p: Any, name: str, value: Any, index: Any) -> Any:
+    """A saved state entry as this optimizer holds it: a tensor on ``p``'s device (a copy), floats in ``p``'s dtype."""
+    if isinstance(value, dict):
+        return {k: _cast_state(p, k, v, index) for k, v in value.items()}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    array = value if is_array(value) else getattr(value, "_data", None)
+    if array is None:
+        if isinstance(value, (list, tuple)):
+            return type(value)(_cast_state(p, name, v, index) for v in value)
+        array = np.asarray(value)
+    target = array_of(p)
+    if name == "step" or array.dtype.kind != "f" or array.ndim == 0 and name in SCALAR_STATE:
+        return state_tensor(np.array(to_host(array)))  # counters stay on the host, in their dtype
+    copied = array_module(target).array(to_device(array, device_of(target)), dtype=target.dtype)
+    if copied.shape != target.shape:
+        raise ValueError(f"optimizer state {name!r} of parameter {index} has shape {copied.shape}, "
+                         f"the parameter has shape {target.shape}")
+    return state_tensor(copied)
+
+
+_LEGACY_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+                 "bfloat16": "BFloat16Tensor", "int64": "LongTensor", "int32": "IntTensor",
+                 "int16": "ShortTensor", "int8": "CharTensor", "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
+def typename(obj: Any) -> str:
+    """``torch.typename``: a tensor's legacy type name (``taugrad.FloatTensor``), else the qualified class name."""
+    if isinstance(obj, Tensor):
+        return "taugrad." + _LEGACY_NAMES.get(obj._data.dtype.name, "Tensor")
+    cls = type(obj)
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def array_of(param: Any):

@@ -14,8 +14,9 @@ array, steps it and copies each parameter back: two copies instead of a
 dozen calls per parameter.
 
 The per-parameter state stays PyTorch's layout: ``optimizer.state[p]``
-holds, for each state array, a view of the group's flat state array, shaped
-like ``p``, and the scalars (step counts) of the step.  Anything else (a
+holds, for each state array, a tensor over a view of the group's flat state
+array, shaped like ``p``, and for each scalar (the step count) a 0-d tensor
+over one element of a host array holding that scalar for every parameter.  Anything else (a
 parameter without gradient, states that disagree after a
 ``load_state_dict``, a subclass with its own rule) takes the per-parameter
 path, which reads and writes those same entries.
@@ -24,10 +25,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+import numpy as np
+
 from taugrad.tensors.core.backend import array_module, is_array
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT
 from taugrad.tensors.core.flat_storage import Span, gathered, span
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.inplace import bump_version
+from taugrad.optim.state import SCALAR_STATE, state_tensor
 
 
 #: Above this many elements per parameter on average, a group is stepped parameter by parameter.
@@ -53,7 +58,7 @@ def step_packed(optimizer: Any, group: Dict[str, Any], arrays: Sequence[Any], gr
     if not params or not _declared_elementwise(optimizer) or any(g is None for g in grads):
         return False
     cache = optimizer.__dict__.setdefault("_packed_states", {})  # on the optimizer: state_dict() stays torch's
-    cached = cache.get(id(group))
+    cached = cache.get(id(params))  # the params list: ``group`` may be a per-step copy (tensor lr)
     packed = span(params, arrays)
     copied = packed is None
     if copied:
@@ -69,16 +74,19 @@ def step_packed(optimizer: Any, group: Dict[str, Any], arrays: Sequence[Any], gr
     if any(type(g) is not kind or g.dtype != dtype for g in grads):
         return False
     ids = [id(p) for p in params]
-    states = [optimizer.state.setdefault(i, {}) for i in ids]
+    states = [optimizer.state[p] for p in params]
     flat_state = _flat_state(cached, ids, packed, states)
     if flat_state is None:
         return False
     flat_grad = array_module(whole).concatenate(packed.flatten(grads))
     optimizer._update(whole, flat_grad, flat_state, group)
+    for key, value in flat_state.items():
+        if key in SCALAR_STATE and isinstance(value, (int, float)):
+            flat_state[key] = DEFAULT_FLOAT[0].type(value).item()  # held as the per-parameter tensors hold it
     if copied:
         for array, slot in zip(arrays, packed.slots):
             array[...] = slot.view
-    cache[id(group)] = _share(flat_state, cached, ids, packed, states, list(arrays) if copied else None)
+    cache[id(params)] = _share(flat_state, cached, ids, packed, states, list(arrays) if copied else None)
     for p in params:
         if isinstance(p, Tensor):
             bump_version(p)  # a graph recorded before the step can no longer be backpropagated
@@ -97,17 +105,19 @@ def _declared_elementwise(optimizer: Any) -> bool:
 
 
 class _Cached:
-    """A group's flat state as last shared out: for whom, over which slots, and the per-parameter views.
+    """A group's flat state as last shared out: for whom, over which slots, and the per-parameter tensors.
 
     ``arrays``: for a gathered group, the parameters' arrays it was gathered
     from (held, so that the same arrays next step can be gathered into the
-    same buffer: the slots, and so the views, stay valid).
+    same buffer: the slots, and so the views, stay valid).  ``views``: for
+    each state key, (the flat array, or for a scalar the host array of its
+    per-parameter copies; the per-parameter tensors over it).
     """
 
     def __init__(self, ids: List[int], packed: Span, arrays: Optional[list], flat_state: Dict[str, Any],
                  views: Dict[str, tuple]) -> None:
         self.ids, self.span, self.arrays, self.flat_state = ids, packed, arrays, flat_state
-        self.views = views  # key -> (the flat array, its per-parameter views)
+        self.views = views
 
 
 def _gathered_again(cached: Optional[_Cached], arrays: Sequence[Any]) -> Optional[Span]:
@@ -152,7 +162,7 @@ def _flat_state(cached: Optional[_Cached], ids: List[int], packed: Span, states)
     xp = array_module(whole)
     flat: Dict[str, Any] = {}
     for key in keys:
-        values = [s[key] for s in states]
+        values = [_plain(s[key], key) for s in states]
         if all(is_array(v) for v in values):
             if any(type(v) is not type(whole) or v.shape != slot.view.shape for v, slot in zip(values, packed.slots)):
                 return None
@@ -164,8 +174,16 @@ def _flat_state(cached: Optional[_Cached], ids: List[int], packed: Span, states)
     return flat
 
 
+def _plain(value: Any, key: str) -> Any:
+    """A state entry as the rule reads it: a tensor's array, a scalar entry's number."""
+    if isinstance(value, Tensor):
+        data = value._data
+        return data.item() if key in SCALAR_STATE and data.ndim == 0 else data
+    return value
+
+
 def _still_shared(cached: _Cached, states) -> bool:
-    """Whether every per-parameter state holds exactly the cached views and scalars (nothing replaced them)."""
+    """Whether every per-parameter state holds exactly the cached tensors over the cached arrays, unchanged."""
     flat = cached.flat_state
     size = len(flat)
     for state in states:
@@ -173,33 +191,44 @@ def _still_shared(cached: _Cached, states) -> bool:
             return False
     for key, value in flat.items():
         shared = cached.views.get(key)
-        if shared is not None:
-            if shared[0] is not value:
+        if shared is None:
+            return False
+        source, tensors, arrays = shared
+        if is_array(value):
+            if source is not value:
                 return False
-            for state, view in zip(states, shared[1]):
-                if state.get(key) is not view:
-                    return False
-            continue
-        for state in states:
-            held = state.get(key)
-            if held is not value and (is_array(held) or is_array(value) or held != value):
+        elif not (source == value).all():  # a step count changed in place
+            return False
+        for state, tensor, array in zip(states, tensors, arrays):
+            if state.get(key) is not tensor or tensor._data is not array:
                 return False
     return True
 
 
 def _share(flat_state, cached: Optional[_Cached], ids: List[int], packed: Span, states,
            arrays: Optional[list]) -> _Cached:
-    """Hand each parameter its part of the flat state: views of the flat arrays, the scalars as they are."""
+    """Hand each parameter its part of the flat state: tensors over views of the flat arrays, and over
+    one element each of a host array for the scalars."""
     views: Dict[str, tuple] = {}
+    reuse = cached is not None and _same_slots(cached, packed)
     for key, value in flat_state.items():
+        shared = cached.views.get(key) if reuse else None
         if is_array(value) and value.shape == packed.whole.shape:
-            shared = cached.views.get(key) if cached is not None and _same_slots(cached, packed) else None
             if shared is None or shared[0] is not value:  # new, moved, or the rule replaced it: new views
-                shared = (value, packed.views(value))
-            views[key] = shared
-            for state, view in zip(states, shared[1]):
-                state[key] = view
-        else:
+                parts = packed.views(value)
+                shared = (value, [state_tensor(v) for v in parts], parts)
+        elif isinstance(value, (int, float)):
+            if shared is None or is_array(shared[0]) is False or shared[0].shape != (len(states),):
+                host = np.full(len(states), value, dtype=DEFAULT_FLOAT[0])
+                parts = [host[i, ...] for i in range(len(states))]  # 0-d views: each its own element
+                shared = (host, [state_tensor(v) for v in parts], parts)
+            else:
+                shared[0][...] = value
+        else:  # anything else a rule keeps: the same object for every parameter, not shared out
             for state in states:
                 state[key] = value
+            continue
+        views[key] = shared
+        for state, tensor in zip(states, shared[1]):
+            state[key] = tensor
     return _Cached(ids, packed, arrays, flat_state, views)

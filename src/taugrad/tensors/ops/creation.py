@@ -130,31 +130,40 @@ def _data_device(data, array, device, op: str):
 
 
 def _like_device(t, device, op: str):
-    """``device=`` if given, else ``t``'s device (as torch's ``*_like``)."""
+    """``device=`` if given, else ``t``'s device (as torch's ``*_like``).
+
+    The ``*_like`` functions also take torch's ``layout``, ``pin_memory`` and
+    ``memory_format`` keywords: every result is a dense host or device array
+    in NumPy's default order, which changes no value.
+    """
     if device is not None:
         return check_device(device, op)
     return device_of(t._data) if isinstance(t, Tensor) else CPU
 
 
-def zeros_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(t, dtype=None, device=None, requires_grad: bool = False, *, layout=None, pin_memory=False,
+              memory_format=None) -> Tensor:
     dev = _like_device(t, device, "zeros_like")
     shape, dtype = _like(t, dtype)
     return _result(make_on(dev, "zeros", shape, dtype=dtype), requires_grad)
 
 
-def ones_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(t, dtype=None, device=None, requires_grad: bool = False, *, layout=None, pin_memory=False,
+              memory_format=None) -> Tensor:
     dev = _like_device(t, device, "ones_like")
     shape, dtype = _like(t, dtype)
     return _result(make_on(dev, "ones", shape, dtype=dtype), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full_like(t, fill_value, dtype=None, device=None, requires_grad: bool = False, *, layout=None,
+              pin_memory=False, memory_format=None) -> Tensor:
     dev = _like_device(t, device, "full_like")
     shape, dtype = _like(t, dtype)
     return _result(make_on(dev, "full", shape, fill_value, dtype=dtype), requires_grad)
 
 
-def empty_like(t, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty_like(t, dtype=None, device=None, requires_grad: bool = False, *, layout=None, pin_memory=False,
+              memory_format=None) -> Tensor:
     """A tensor of ``t``'s shape and dtype with unspecified contents."""
     dev = _like_device(t, device, "empty_like")
     shape, dtype = _like(t, dtype)
@@ -328,14 +337,16 @@ def randperm(n: int, generator=None, dtype=None, device=None, requires_grad: boo
     return _result(data, requires_grad, dev)
 
 
-def rand_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False, *, layout=None,
+              pin_memory=False, memory_format=None) -> Tensor:
     """``rand`` with ``t``'s shape and (unless ``dtype``) dtype."""
     dev = _like_device(t, device, "rand_like")
     shape, dtype = _like(t, dtype)
     return _result(sampling.uniform01(get_generator(generator, dev), shape, dtype, "rand_like"), requires_grad, dev)
 
 
-def randn_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(t, generator=None, dtype=None, device=None, requires_grad: bool = False, *, layout=None,
+              pin_memory=False, memory_format=None) -> Tensor:
     """``randn`` with ``t``'s shape and (unless ``dtype``) dtype."""
     dev = _like_device(t, device, "randn_like")
     shape, dtype = _like(t, dtype)

@@ -1,0 +1,32 @@
+"""``taugrad.preserve_format``, ``contiguous_format``, ``channels_last``: the memory formats torch names.
+
+Code written for torch passes them to ``zeros_like(p, memory_format=...)``,
+``contiguous(memory_format=...)`` and ``to(memory_format=...)``.  taugrad
+keeps every tensor it makes in a dense layout chosen by NumPy (the default:
+C order), so the formats are accepted and change no value; they exist so
+that such code runs.
+"""
+from __future__ import annotations
+
+__all__ = ["memory_format", "preserve_format", "contiguous_format", "channels_last", "channels_last_3d"]
+
+
+class memory_format:  # noqa: N801  (named as torch.memory_format)
+    """One named memory format; printed as torch prints it (``torch.preserve_format``)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"taugrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name  # pickled by name: the module-level instance comes back
+
+
+preserve_format = memory_format("preserve_format")
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
