@@ -7,7 +7,9 @@ The convention every page follows (docs/contributing.md says the same for writer
   (so nothing leaks between pages).
 * A fenced ```bash block is run with ``bash -e -o pipefail`` in the same
   directory, with this interpreter's ``bin`` folder first on ``PATH`` (so
-  ``taugrad`` is the installed command).  A command shown failing on purpose
+  ``taugrad`` and ``python`` are the installed ones).  The directory holds
+  links to the repository's ``examples/``, ``benchmarks/`` and ``src/``, so a
+  page can run ``python examples/newton.py`` as a reader would from the root.  A command shown failing on purpose
   is written ``cmd || echo "exit $?"``.
 * A ```text block right after a ```python or ```bash block (only blank lines
   between) is what that block prints: stdout for Python, stdout and stderr
@@ -35,6 +37,7 @@ from typing import List, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNABLE = ("python", "bash")
+SHARED = ("examples", "benchmarks", "src")
 REFUSED = ("py", "python3", "sh", "shell", "console", "pycon", "zsh")
 NO_RUN = re.compile(r"^<!--\s*no-run:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^```\s*([A-Za-z0-9_+-]*)\s*$")
@@ -143,6 +146,8 @@ def run_page(page_blocks: List[Block], timeout: float = 600) -> List[str]:
         spec.write_text(json.dumps([{"lang": b.lang, "code": b.code, "where": b.where} for b in todo]))
         env = dict(os.environ, MPLBACKEND="Agg", COLUMNS="100", NO_COLOR="1", PYTHONHASHSEED="0",
                    PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""))
+        for folder in SHARED:
+            Path(tmp, folder).symlink_to(ROOT / folder, target_is_directory=True)
         driver = Path(tmp, ".driver.py")
         driver.write_text(DRIVER)
         run = subprocess.run([sys.executable, str(driver), str(spec), str(result)], cwd=tmp, env=env,
