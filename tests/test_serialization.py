@@ -132,7 +132,7 @@ def test_interrupt_during_save_cleans_up(tmp_path, monkeypatch):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(serialization, "_write_npz", interrupt)
+    monkeypatch.setattr(serialization, "write_npz", interrupt)
     with pytest.raises(KeyboardInterrupt):
         taugrad.save({"w": np.ones(1)}, path)
     assert _files(tmp_path) == ["ckpt.npz"]
@@ -271,7 +271,7 @@ def test_npz_with_a_member_that_is_not_npy_is_rejected(tmp_path):
         taugrad.load(path)
 
 
-@pytest.mark.parametrize("depth", [serialization._MAX_DEPTH + 1, 600, 5000])
+@pytest.mark.parametrize("depth", [serialization.npz.MAX_DEPTH + 1, 600, 5000])
 def test_deeply_nested_layout_is_rejected(tmp_path, depth):
     path = tmp_path / "deep.npz"
     _write_layout(path, '{"list": [' * depth + '{"value": 1}' + "]}" * depth)
@@ -288,12 +288,12 @@ def _nested_lists(depth):
 
 def test_nesting_up_to_the_limit_round_trips_and_deeper_is_refused(tmp_path):
     path = tmp_path / "ckpt.npz"
-    deepest = _nested_lists(serialization._MAX_DEPTH - 1)  # plus the top-level dict
+    deepest = _nested_lists(serialization.npz.MAX_DEPTH - 1)  # plus the top-level dict
     taugrad.save({"x": deepest}, path)
     assert taugrad.load(path) == {"x": deepest}
     before = path.read_bytes()
     with pytest.raises(ValueError, match="nested more than"):
-        taugrad.save({"x": _nested_lists(serialization._MAX_DEPTH)}, path)
+        taugrad.save({"x": _nested_lists(serialization.npz.MAX_DEPTH)}, path)
     assert path.read_bytes() == before and _files(tmp_path) == ["ckpt.npz"]
 
 

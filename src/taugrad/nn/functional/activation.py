@@ -1,4 +1,4 @@
-"""Activations and normalisations of ``torch.nn.functional`` composed from registered Tensor ops.
+"""Activations of ``torch.nn.functional`` composed from registered Tensor ops.
 
 Each is a short composition, so its gradient (and higher derivatives) comes
 from the ops' own rules.  Where a composition would differ from PyTorch at a
@@ -12,15 +12,12 @@ from typing import Any, Optional
 import numpy as np
 
 from taugrad.tensors.core.args import normalize_dim
-from taugrad.tensors.core.backend import array_module, device_of, move_like, scatter_add
-from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
+from taugrad.tensors.core.backend import array_module, device_of, move_like
 from taugrad.tensors.core.generator import get_generator
-from taugrad.tensors.core.node import Tensor, as_array, bump_version, check_same_device, constant
+from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops.elementwise import where
-from taugrad.tensors.ops.index import rows_at
-from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
+from taugrad.nn.functional._helpers import floating as _floating, input_tensor as _tensor
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
-from taugrad.tensors.ops.norm import layer_norm  # noqa: F401 - one node with its own rule, listed in __all__
 
 __all__ = [
     "silu",
@@ -43,9 +40,6 @@ __all__ = [
     "hardshrink",
     "tanhshrink",
     "rrelu",
-    "normalize",
-    "layer_norm",
-    "embedding",
 ]
 
 #: SELU's constants (Klambauer et al., 2017), as PyTorch writes them
@@ -53,12 +47,6 @@ SELU_ALPHA = 1.6732632423543772848170429916717
 SELU_SCALE = 1.0507009873554804934193349852946
 #: PyTorch's hardsigmoid backward multiplies by 1/6 rounded to float32, whatever the dtype
 _ONE_SIXTH_FLOAT32 = float(np.float32(1.0 / 6.0))
-
-
-def _floating(x: Tensor, op: str) -> Tensor:
-    if x._data.dtype.kind not in "fc":
-        raise TypeError(f"{op}: needs a floating tensor, got dtype {x._data.dtype}")
-    return x
 
 
 def silu(input: Any, inplace: bool = False) -> Tensor:
@@ -278,87 +266,3 @@ def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, traini
     draw = get_generator(None, device_of(data)).random(x.shape)
     slope = move_like((lower + (upper - lower) * draw).astype(data.dtype, copy=False), data)
     return where(constant(data > 0), x, x * constant(slope))
-
-
-def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
-    r"""``x / max(||x||_p, eps)`` along ``dim`` (``torch.nn.functional.normalize``)."""
-    if out is not None:
-        raise TypeError("normalize: out= is not supported")
-    x = _floating(_tensor(input, "normalize"), "normalize")
-    if p == 2:
-        norm = (x * x).sum(dim=dim, keepdim=True).sqrt()
-    elif p == 1:
-        norm = x.abs().sum(dim=dim, keepdim=True)
-    elif p == float("inf"):
-        norm = x.abs().amax(dim=dim, keepdim=True)
-    else:
-        norm = (x.abs() ** p).sum(dim=dim, keepdim=True) ** (1.0 / p)
-    return x / norm.clip(eps, None)
-
-
-def embedding(input: Any, weight: Tensor, padding_idx: Optional[int] = None, max_norm: Optional[float] = None,
-              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    r"""Rows of ``weight`` at the integer indices ``input`` (any shape; the output appends the row).
-
-    ``padding_idx``: that row gets no gradient.  ``max_norm``: each row the
-    input refers to whose ``norm_type``-norm exceeds it is first scaled in
-    place to ``max_norm`` (by ``max_norm / (norm + 1e-7)``, as PyTorch; not
-    recorded in the graph).  ``scale_grad_by_freq``: row ``i``'s gradient is
-    divided by the number of times ``i`` occurs in ``input``.  ``sparse``
-    gradients are not supported (taugrad has no sparse tensors).
-    """
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not supported (taugrad has no sparse tensors)")
-    index = input._data if isinstance(input, Tensor) else as_array(input)
-    if index.dtype.kind not in "iu":
-        raise TypeError(f"embedding: indices must be integers, got dtype {index.dtype}")
-    rows = weight.shape[0]
-    xp = array_module(weight._data)
-    if not isinstance(index, np.ndarray) and type(index) is not type(weight._data):
-        check_same_device("embedding", input, weight)  # indices on a device, the table on the CPU
-    if isinstance(index, np.ndarray):
-        if index.size and as_unsigned(index).max() >= rows:  # one pass for both bounds
-            raise IndexError(f"embedding: index out of range for {rows} rows: min {index.min()}, max {index.max()}")
-        index = move_like(index, weight._data)  # host indices for a table on a device: moved, as getitem does
-    else:  # the check stays on the device; index 0 stands in until it raises at the next read
-        outside = outside_on_device(index, rows, ("embedding", rows), IndexError,
-                                    f"embedding: an index is out of range for {rows} rows")
-        index = xp.where(outside, 0, index)
-    if max_norm is not None:
-        _renorm_rows(weight, index, max_norm, norm_type)
-    out = rows_at(weight, index)  # checked above: not again by getitem
-    if padding_idx is not None:
-        keep = (index != padding_idx % rows)[..., None].astype(weight._data.dtype)
-        out = where(constant(keep > 0), out, out.detach())  # same values, no gradient into the padding row
-    if scale_grad_by_freq:
-        counts = xp.zeros(rows, dtype=weight._data.dtype)
-        flat = index.reshape(-1)
-        scatter_add(counts, flat, xp.ones(flat.shape, dtype=counts.dtype))
-        scale = constant((1.0 / counts[index])[..., None])
-        fixed = out.detach()
-        out = fixed + (out - fixed) * scale  # the same values (x + 0); the gradient divided by the count
-    return out
-
-
-def _renorm_rows(weight: Tensor, index, max_norm: float, norm_type: float) -> None:
-    """Scale, in place and outside the graph, the rows at ``index`` whose norm exceeds ``max_norm``."""
-    data = weight._data
-    xp = array_module(data)
-    if isinstance(data, np.ndarray):
-        used = xp.unique(index)  # the rows referred to (few, for a large table)
-        picked = data[used]
-        data[used] = picked * _renorm_scale(xp, picked, max_norm, norm_type, True)
-    else:  # on a device: every row, masked, so that no size depends on the values (no read-back)
-        used = xp.zeros(data.shape[0], dtype=bool)
-        used[index.reshape(-1)] = True
-        data *= _renorm_scale(xp, data, max_norm, norm_type, used)
-    bump_version(weight)
-
-
-def _renorm_scale(xp, rows, max_norm: float, norm_type: float, used):
-    """A column of factors: ``max_norm / (norm + 1e-7)`` for the ``used`` rows longer than ``max_norm``, else 1."""
-    if norm_type == float("inf"):
-        norms = xp.abs(rows).max(axis=1)
-    else:
-        norms = (xp.abs(rows) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
-    return xp.where((norms > max_norm) & used, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)[:, None]

@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from taugrad.nn.functional.activation import _floating  # the activations' dtype rule, one place
+from taugrad.nn.functional._helpers import floating as _floating, input_tensor as _tensor
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.linalg import vector_norm
-from taugrad.tensors.ops.losses import _input_tensor as _tensor  # the losses' input rule, one place
 
 __all__ = ["cosine_similarity", "pairwise_distance"]
 

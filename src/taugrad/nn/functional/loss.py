@@ -17,6 +17,7 @@ from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.losses import legacy_reduction
+from taugrad.nn.functional._helpers import pair as _pair, reduce as _reduce
 
 __all__ = [
     "l1_loss",
@@ -28,26 +29,6 @@ __all__ = [
 ]
 
 _LOG_FLOOR = -100.0  # PyTorch clamps the logs of binary_cross_entropy here, so p = 0 or 1 gives a finite loss
-
-
-def _reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
-    if reduction == "none":
-        return losses
-    if reduction == "sum":
-        return losses.sum()
-    if reduction == "mean":
-        return losses.mean()
-    raise ValueError(f"{op}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-
-
-def _pair(input: Any, target: Any, op: str):
-    """(input, target) as Tensors of one floating dtype and one shape."""
-    x = _fused._input_tensor(input, op)
-    if x._data.dtype.kind not in "fc":
-        raise TypeError(f"{op}: input must be floating, got dtype {x._data.dtype}")
-    y = _fused._target_like(target, x, op)
-    _fused._same_shape(x, y, op)
-    return x, y
 
 
 def l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:

@@ -18,7 +18,7 @@ import numpy as np
 
 from taugrad.nn.functional.activation import logsigmoid, softplus
 from taugrad.nn.functional.distance import pairwise_distance
-from taugrad.nn.functional.loss import _pair, _reduce
+from taugrad.nn.functional._helpers import pair as _pair, reduce as _reduce
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.core.node import Tensor, constant
