@@ -1,7 +1,7 @@
 """Run an unmodified PyTorch script on taugrad: ``python -m taugrad.run script.py [args...]``.
 
 While the script runs, ``import torch`` gives :mod:`taugrad`, and every
-``import torch.X.Y`` gives ``taugrad.X.Y``: the same module object under both
+``import torch.X.Y`` gives ``taugrad.X.Y`` (in processes it spawns too): the same module object under both
 names, so ``torch.nn.Linear is taugrad.nn.Linear``.  A module taugrad does not
 have fails at once with one line naming it, e.g.::
 
@@ -29,6 +29,9 @@ __all__ = ["TorchAlias", "torch_is_taugrad", "run_script", "main"]
 #: the names a script imports under; ``torch`` maps onto this package
 ALIASED = "torch"
 TARGET = "taugrad"
+#: a folder holding a ``torch`` package that installs the alias: first on ``sys.path`` while a script runs, so
+#: processes the script spawns (``multiprocessing`` passes them its ``sys.path``) import taugrad as torch too
+ALIAS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_alias")
 
 
 class _AliasLoader(importlib.abc.Loader):
@@ -100,7 +103,7 @@ def run_script(path: str, args: Sequence[str] = ()) -> None:
         raise FileNotFoundError(f"taugrad run: no such script: {path}")
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [path, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    sys.path[:0] = [ALIAS_PATH, os.path.dirname(os.path.abspath(path))]
     try:
         with torch_is_taugrad():
             runpy.run_path(path, run_name="__main__")

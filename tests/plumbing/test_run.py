@@ -71,3 +71,12 @@ def test_an_import_error_inside_taugrad_is_not_disguised(monkeypatch):
     with torch_is_taugrad():
         with pytest.raises(ModuleNotFoundError, match="taugrad has no taugrad.no_such_module"):
             __import__("torch.no_such_module")
+
+
+def test_processes_a_script_spawns_import_taugrad_as_torch_too():
+    """mnist_hogwild's pattern: spawned children train the shared model, under taugrad run as under torch."""
+    with_torch = _run([sys.executable, "hogwild_tiny.py"])
+    with_taugrad = _run(TAUGRAD + ["run", "hogwild_tiny.py"])
+    assert with_torch.returncode == 0 and with_taugrad.returncode == 0, with_taugrad.stderr
+    assert with_taugrad.stdout == with_torch.stdout == "exit codes [0, 0]\nweight [[1.0, -2.0, 0.5]]\n"
+    assert "Traceback" not in with_taugrad.stderr
