@@ -6,6 +6,8 @@ blocks are run by ``test_readme.py``; its no-run marks are counted here with the
 """
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from docblocks import REFUSED, ROOT, RUNNABLE, blocks, output_matches, pages, run_page
@@ -68,3 +70,12 @@ def test_the_extractor_pairs_outputs_and_marks(tmp_path, monkeypatch):
     assert run_page(found) == []
     page.write_text("```python\nprint(2)\n```\n```text\n1\n```\n")
     assert "differs" in run_page(blocks(page))[0]
+
+
+def test_no_page_tells_history():
+    """A figure is stated with the command that makes it, never as a change over time."""
+    pattern = re.compile(r"\b(went from|before the change|after the change|since stop|used to be|no longer|"
+                         r"previously|at commit|clean clone of|was added|were added|fixed in)\b", re.IGNORECASE)
+    found = [f"{page.relative_to(ROOT)}: {m.group(0)!r}" for page in pages()
+             for m in pattern.finditer(page.read_text())]
+    assert not found, found
