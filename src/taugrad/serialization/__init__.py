@@ -7,17 +7,20 @@ it never unpickles and never executes anything from the file.  A PyTorch
 :mod:`taugrad.serialization.pth`, which interprets only the pickle opcodes a
 state dict needs and never calls anything the file names.
 
-What can be saved: a ``dict`` with string keys whose values are Tensors, NumPy
-arrays, NumPy scalars, Python numbers/bools/strings/``None``, lists, tuples or
-nested dicts of those (dict keys may be strings or integers, as in an
-optimizer's state dict), nested at most 100 containers deep (``npz.MAX_DEPTH``)
-and without reference cycles.  NumPy scalars keep their dtype (``np.float32(0.1)``
+What can be saved: Tensors, NumPy arrays, NumPy scalars, Python
+numbers/bools/strings/``None``, and lists, tuples and dicts of those nested in
+any way (a ``state_dict()``, an optimizer's, a training checkpoint such as
+``{"model": ..., "optimizer": ..., "iter_num": 7, "config": {...}}``, or a bare
+tensor or list); dict keys may be strings or integers, as in an optimizer's
+state dict; at most 100 containers deep (``npz.MAX_DEPTH``) and without
+reference cycles.  NumPy scalars keep their dtype (``np.float32(0.1)``
 comes back as ``np.float32``).
 A model's ``state_dict()`` is stored with its keys as the archive's entry names,
 so ``numpy.load`` shows ``fc1.weight`` and friends; the layout of nested values
 is kept in one extra JSON entry, ``__taugrad__``.
 
-Writes are atomic: the archive is written to a temporary file in the target's
+``path`` is a file name or an open binary file (``open(p, "wb")``,
+``io.BytesIO()``), as torch's ``f``.  Writes to a file name are atomic: the archive is written to a temporary file in the target's
 directory, flushed to disk (``fsync``) and renamed over the target with
 ``os.replace``.  A save that fails or is interrupted leaves the previous file
 untouched and removes its temporary file.  The result has the permissions
@@ -35,6 +38,7 @@ nested layout) is :class:`CheckpointError`, each with a one-line message.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
 import stat
@@ -54,7 +58,8 @@ __all__ = ["save", "load", "CheckpointError"]
 
 def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True) -> None:
-    """Save ``obj`` (typically a ``state_dict()``) to ``path`` atomically.
+    """Save ``obj`` (a ``state_dict()``, a checkpoint dict, any nesting of tensors, numbers, strings, ``None``,
+    lists, tuples and dicts) to ``path``, a file name (atomically) or an open binary file.
 
     The previous content of ``path``, if any, is replaced only once the new file
     is complete and on disk.  If ``path`` is a symbolic link, the file it points
@@ -69,14 +74,15 @@ def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pi
     ``FileNotFoundError`` when the directory does not exist and
     ``IsADirectoryError`` when ``path`` is a directory.
     """
-    path = _follow_symlinks(os.fspath(path))
     if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict"):  # a Module or an optimizer
         raise TypeError(
             f"taugrad.save cannot save a whole {type(obj).__name__} (that would need pickle): "
             f"save obj.state_dict() and load it with load_state_dict(taugrad.load(path))"
         )
-    if not isinstance(obj, dict):
-        raise TypeError(f"taugrad.save expects a dict such as model.state_dict(), got {type(obj).__name__}")
+    if hasattr(path, "write"):  # an open binary file or io.BytesIO: written in place (it is the caller's)
+        write_npz(path, encode(obj))
+        return
+    path = _follow_symlinks(os.fspath(path))
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot save checkpoint: {path!r} is a directory")
     directory = os.path.dirname(os.path.abspath(path))
@@ -162,15 +168,16 @@ def _fsync_directory(directory: str) -> None:
 
 def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module: Any = None, *,
          weights_only: "bool | None" = None, mmap: Any = None, **pickle_load_args: Any) -> Any:
-    """Load a checkpoint written by :func:`save` (or a PyTorch state dict); returns the saved object.
+    """Load a checkpoint written by :func:`save` (or by ``torch.save``) from a file name or an open binary file;
+    returns the saved object.
 
     Tensors come back as Tensors (leaves, ``requires_grad=False``), arrays as
     arrays, NumPy scalars as NumPy scalars of their dtype, numbers as numbers.  A plain ``.npz`` written by ``numpy.savez``
     (no layout entry) loads as a dict of Tensors keyed by entry name.
 
     A file written by ``torch.save`` (a zip holding ``data.pkl``) whose content is
-    tensors, dicts, lists, tuples and numbers (a ``state_dict()``, an optimizer's,
-    a dict of those) is read by :mod:`taugrad.serialization.pth` without unpickling;
+    tensors, dicts, lists, tuples, numbers, strings, ``None`` and ``torch.Size``
+    (a ``state_dict()``, an optimizer's, a training checkpoint) is read by :mod:`taugrad.serialization.pth` without unpickling;
     anything else in it is refused with :class:`CheckpointError`.
 
     ``map_location`` says where tensors go, as torch's: None puts each where it
@@ -184,12 +191,19 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     only ever read as data) and ``mmap``.
     """
     place = _placer(map_location)
+    if hasattr(path, "read"):  # an open binary file or io.BytesIO: read whole, then as a file would be
+        where = f"cannot load checkpoint from {type(path).__name__}"
+        source = io.BytesIO(path.read())
+        torch_file = _read_torch_file(source, where)
+        if torch_file is not _NOT_TORCH:
+            return torch_file if map_location is None else _place_all(torch_file, place)
+        return read_npz(source, place, where)
     path = os.fspath(path)
     if os.path.isdir(path):
         raise IsADirectoryError(f"cannot load checkpoint: {path!r} is a directory")
     if not os.path.exists(path):
         raise FileNotFoundError(f"cannot load checkpoint: no file at {path!r}")
-    torch_file = _read_torch_file(path)
+    torch_file = _read_torch_file(path, f"cannot load checkpoint {path!r}")
     if torch_file is not _NOT_TORCH:
         return torch_file if map_location is None else _place_all(torch_file, place)
     return read_npz(path, place)
@@ -238,9 +252,8 @@ def _make_torch_tensor(array: np.ndarray, requires_grad: bool) -> Any:
 _NOT_TORCH = object()
 
 
-def _read_torch_file(path: str) -> Any:
-    """The object in a ``torch.save`` zip at ``path``, or ``_NOT_TORCH`` if it is not one."""
-    where = f"cannot load checkpoint {path!r}"
+def _read_torch_file(path: Any, where: str) -> Any:
+    """The object in a ``torch.save`` zip at ``path`` (a name or a binary file), or ``_NOT_TORCH`` if it is not one."""
     try:
         archive = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, EOFError):

@@ -152,11 +152,16 @@ def encode(obj: Dict[str, Any]) -> Dict[str, np.ndarray]:
     return arrays
 
 
-def _read_archive(path: str) -> Dict[str, np.ndarray]:
-    """Every entry of the ``.npz`` at ``path``, read eagerly; errors become CheckpointError."""
-    where = f"cannot load checkpoint {path!r}"
-    with open(path, "rb") as file:
-        magic = file.read(6)
+def _read_archive(path: Any, where: str) -> Dict[str, np.ndarray]:
+    """Every entry of the ``.npz`` at ``path`` (a file name or a seekable binary file), read eagerly; errors
+    become CheckpointError."""
+    if isinstance(path, str):
+        with open(path, "rb") as file:
+            magic = file.read(6)
+    else:
+        path.seek(0)
+        magic = path.read(6)
+        path.seek(0)
     if not magic.startswith((b"PK\x03\x04", b"PK\x05\x06")):
         if magic.startswith(b"\x80"):
             raise CheckpointError(
@@ -278,14 +283,15 @@ def _make_tensor(array: np.ndarray) -> Any:
     return Tensor(array)
 
 
-def read_npz(path: str, place: Callable[[Any, str], Any] = _keep) -> Any:
-    """The object saved in the taugrad ``.npz`` at ``path``; ``place(tensor, saved_location)`` puts each Tensor.
+def read_npz(path: Any, place: Callable[[Any, str], Any] = _keep, where: str = "") -> Any:
+    """The object saved in the taugrad ``.npz`` at ``path`` (a file name or a seekable binary file);
+    ``place(tensor, saved_location)`` puts each Tensor.
 
     A plain ``.npz`` (no layout entry) is a dict of Tensors keyed by entry name.  Anything that is not a
     valid checkpoint is :class:`CheckpointError`; nothing is unpickled or called.
     """
-    arrays = _read_archive(path)
-    where = f"cannot load checkpoint {path!r}"
+    where = where or f"cannot load checkpoint {path!r}"
+    arrays = _read_archive(path, where)
     for name, array in arrays.items():
         if name != _LAYOUT_ENTRY and array.dtype.kind not in _ARRAY_KINDS:
             raise CheckpointError(f"{where}: entry {name!r} has unsupported dtype {array.dtype}")

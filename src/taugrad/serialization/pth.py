@@ -71,7 +71,7 @@ class _Reader:
         self.archive, self.prefix, self.make_tensor = archive, prefix, make_tensor
         self.storages: Dict[str, np.ndarray] = {}
         # the only functions a file can call (compared by identity, never by ==)
-        self.builders = (_ordered_dict, self.rebuild_tensor, self.rebuild_parameter)
+        self.builders = (_ordered_dict, self.rebuild_tensor, self.rebuild_parameter, _size)
         byteorder = prefix + "byteorder"
         self.big_endian = byteorder in archive.namelist() and archive.read(byteorder).strip() == b"big"
 
@@ -85,6 +85,8 @@ class _Reader:
             return self.builders[2]
         if module == "torch" and name in _STORAGE_DTYPES:
             return _StorageType(name)
+        if module == "torch" and name == "Size":
+            return self.builders[3]
         raise TorchCheckpointError(f"it names {module}.{name}, which is not a tensor or a container")
 
     def rebuild_tensor(self, storage, offset, size, stride, *rest) -> Any:
@@ -209,6 +211,13 @@ class _Reader:
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _size(dims=()) -> tuple:
+    """``torch.Size(dims)`` in a file: the tuple of ints it is (a shape saved among the values)."""
+    if not isinstance(dims, (tuple, list)) or not all(_is_int(d) for d in dims):
+        raise TorchCheckpointError("torch.Size is built from something that is not a tuple of ints")
+    return tuple(dims)
 
 
 def _ordered_dict(*args) -> "collections.OrderedDict":
