@@ -116,4 +116,11 @@ COVERED_ELSEWHERE = {
     "device": "a property, not a tensor: tests/tensor/test_torch_device.py",
     "is_cuda": "a property, not a tensor: tests/tensor/test_torch_device.py",
     "is_cpu": "a property, not a tensor: tests/tensor/test_torch_device.py",
+    "is_other_backend": "properties, not tensors: tests/plumbing/test_tensor_reach.py",
+    "is_view_flag": "flags, not tensors: tests/plumbing/test_tensor_reach.py",
+    "is_signed": "a flag, not a tensor: tests/plumbing/test_tensor_reach.py",
+    "is_same_size": "a flag, not a tensor: tests/plumbing/test_tensor_reach.py",
+    "is_nonzero": "a flag, not a tensor: tests/plumbing/test_tensor_reach.py",
+    "share_memory_": "moves the storage between processes: tests/plumbing/test_multiprocessing.py",
+    "is_shared": "a flag, not a tensor: tests/plumbing/test_multiprocessing.py",
 }

@@ -34,8 +34,9 @@ from taugrad.tensors import engine as tensor_engine
 from taugrad.tensors.custom_function import Function, FunctionCtx, once_differentiable
 from taugrad.tensors.core.node import Tensor
 from taugrad.autograd import functional
+from taugrad.autograd.variable import Variable
 
-__all__ = ["grad", "backward", "Function", "FunctionCtx", "once_differentiable", "functional", "topological_order",
+__all__ = ["grad", "backward", "Variable", "Function", "FunctionCtx", "once_differentiable", "functional", "topological_order",
            "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
 
 

@@ -15,7 +15,7 @@ from typing import List, Optional
 from taugrad import __version__
 from taugrad.cli.common import CommandError
 
-COMMANDS = ["demo", "train", "trace", "graph", "gradcheck", "check"]
+COMMANDS = ["demo", "train", "trace", "graph", "gradcheck", "check", "run"]
 
 
 def build_parser() -> argparse.ArgumentParser:

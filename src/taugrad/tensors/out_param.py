@@ -14,10 +14,13 @@ from typing import Any, Callable
 
 from taugrad.grad_mode import STATE, no_grad
 from taugrad.tensors.methods import Tensor
+from taugrad.tensors.ops import creation
 from taugrad.tensors.ops.elementwise import add, div, mul, pow, sub
 from taugrad.tensors.ops.matmul import matmul
 
-__all__ = ["accepts_out", "add", "sub", "mul", "div", "pow", "matmul"]
+__all__ = ["accepts_out", "creation_accepts_out", "add", "sub", "mul", "div", "pow", "matmul",
+           "zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn", "randint",
+           "randperm"]
 
 
 def _write_out(name: str, result: Any, out: Any, inputs: tuple) -> Any:
@@ -52,3 +55,32 @@ def accepts_out(fn: Callable) -> Callable:
 
 
 add, sub, mul, div, pow, matmul = (accepts_out(f) for f in (add, sub, mul, div, pow, matmul))
+
+
+def creation_accepts_out(fn: Callable) -> Callable:
+    """A factory function (``zeros``, ``rand``...) with torch's ``out=``: the result is made in ``out``'s dtype
+    and device and written into it (``torch.rand(2, 3, out=t)``); a ``dtype=`` that differs from ``out``'s is
+    refused with torch's message."""
+
+    @functools.wraps(fn)
+    def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"{fn.__name__}(): out= must be a Tensor, got {type(out).__name__}")
+        dtype = kwargs.get("dtype")
+        if dtype is not None and dtype != out.dtype:
+            raise RuntimeError(f"dtype {dtype} does not match dtype of out parameter ({out.dtype})")
+        kwargs["dtype"], kwargs["device"] = out.dtype, kwargs.get("device") or out.device
+        if kwargs.pop("requires_grad", False):
+            raise RuntimeError(f"{fn.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        return _write_out(fn.__name__, fn(*args, **kwargs), out, ())
+
+    return with_out
+
+
+zeros, ones, empty, full, arange, linspace, logspace, eye, rand, randn, randint, randperm = (
+    creation_accepts_out(getattr(creation, name))
+    for name in ("zeros", "ones", "empty", "full", "arange", "linspace", "logspace", "eye", "rand", "randn",
+                 "randint", "randperm"))

@@ -109,6 +109,47 @@ def is_cpu(x: Tensor) -> bool:
     return _device_of_array(x._data).type == "cpu"
 
 
+#: the other backends and layouts torch can report; a taugrad tensor is a dense array on the CPU or a CUDA device
+_NEVER = ("is_xpu", "is_mps", "is_meta", "is_ipu", "is_maia", "is_mtia", "is_xla", "is_vulkan", "is_mkldnn",
+          "is_sparse", "is_sparse_csr", "is_quantized", "is_nested")
+
+
+@register("is_other_backend", properties=_NEVER)
+def is_other_backend(x: Tensor) -> bool:
+    """False: ``is_xpu``, ``is_mps``, ``is_sparse``... as torch answers for a dense CPU or CUDA tensor."""
+    return False
+
+
+@register("is_view_flag", methods=("is_conj", "is_neg", "is_pinned", "is_distributed", "is_inference"))
+def is_view_flag(x: Tensor) -> bool:
+    """False: taugrad has no lazy conjugate or negative views, pinned memory, distributed or inference tensors."""
+    return False
+
+
+@register("is_signed", methods=("is_signed",))
+def is_signed(x: Tensor) -> bool:
+    """True for signed dtypes (floating, complex and signed integers), False for ``uint8``... and ``bool``."""
+    return x._data.dtype.kind in "ifc"
+
+
+@register("is_same_size", methods=("is_same_size",))
+def is_same_size(x: Tensor, other: Tensor) -> bool:
+    """True when ``other`` has ``x``'s shape."""
+    if not isinstance(other, Tensor):
+        raise TypeError(f"is_same_size(): argument 'other' must be Tensor, not {type(other).__name__}")
+    return tuple(x._data.shape) == tuple(other._data.shape)
+
+
+@register("is_nonzero", methods=("is_nonzero",))
+def is_nonzero(x: Tensor) -> bool:
+    """The truth of a one-element tensor; torch's errors for an empty or longer one."""
+    if x._data.size == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if x._data.size > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(x)
+
+
 @register("get_device", methods=("get_device",))
 def get_device(x: Tensor) -> int:
     """The CUDA device index, or -1 on the CPU (as ``torch.Tensor.get_device``)."""

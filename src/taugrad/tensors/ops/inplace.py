@@ -352,7 +352,7 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 # ---------------------------------------------------------------------------
 
 
-def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool, *args) -> Tensor:
+def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool, *args, **kwargs) -> Tensor:
     """``x = f(x)`` in place for the registered elementwise op ``name``; returns x.
 
     Recorded as ``x' = copy(before, f(before))``, ``before`` being x's old node:
@@ -369,23 +369,23 @@ def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool,
         raise TypeError(f"{op}: the result is floating, which cannot be stored in a tensor of dtype {x.dtype}")
     f = forward_of(name)
     if not records(x):
-        result = f(x, *args)
+        result = f(x, *args, **kwargs)
         array_module(x._data).copyto(x._data, result._data, casting="unsafe")
         bump_version(x)
         return x
     pending = begin(x, op)
     before = pending.before
-    result = f(forward_of("clone")(before) if reads_input else before, *args)
+    result = f(forward_of("clone")(before) if reads_input else before, *args, **kwargs)
     array_module(x._data).copyto(x._data, result._data, casting="unsafe")
     return finish(x, pending, (result,), copy_inplace_backward)
 
 
 def _make_function_(op: str, name: str, floating: bool, reads_input: bool):
-    def function_(x: Tensor) -> Tensor:
-        return _function_(x, op, name, floating, reads_input)
+    def function_(x: Tensor, *args, **kwargs) -> Tensor:
+        return _function_(x, op, name, floating, reads_input, *args, **kwargs)
 
     function_.__name__ = op
-    function_.__doc__ = f"``x = {name}(x)`` in place; returns x (the gradient is {name}'s)."
+    function_.__doc__ = f"``x = {name}(x, ...)`` in place; returns x (the gradient is {name}'s)."
     return function_
 
 
@@ -431,3 +431,76 @@ def addcmul_(x: Tensor, tensor1, tensor2, value=1) -> Tensor:
 def addcdiv_(x: Tensor, tensor1, tensor2, value=1) -> Tensor:
     """``x += value * tensor1 / tensor2`` in place (as ``add_`` of the quotient with ``alpha=value``); returns x."""
     return _apply(x, "addcdiv_", "add", forward_of("div")(operand(tensor1, x), tensor2), value)
+
+
+# The rest of torch's in-place elementwise methods, each ``x = f(x, *args)`` through :func:`_function_`:
+# (method names, the registered out-of-place op, whether an integer x is refused because f is floating).
+# The input is cloned for f's rule whenever the rule may read it, so none of them can read the overwritten x.
+_ELEMENTWISE_INPLACE = (
+    (("sin_",), "sin", True), (("cos_",), "cos", True), (("tan_",), "tan", True),
+    (("asin_", "arcsin_"), "asin", True), (("acos_", "arccos_"), "acos", True), (("atan_", "arctan_"), "atan", True),
+    (("sinh_",), "sinh", True), (("cosh_",), "cosh", True), (("atan2_", "arctan2_"), "atan2", True),
+    (("hypot_",), "hypot", True), (("exp2_",), "exp2", True), (("expm1_",), "expm1", True),
+    (("log2_",), "log2", True), (("log10_",), "log10", True), (("log1p_",), "log1p", True),
+    (("rsqrt_",), "rsqrt", True), (("reciprocal_",), "reciprocal", True), (("erf_",), "erf", True),
+    (("xlogy_",), "xlogy", True), (("lerp_",), "lerp", True), (("deg2rad_",), "deg2rad", True),
+    (("rad2deg_",), "rad2deg", True), (("frac_",), "frac", False), (("square_",), "square", False),
+    (("ceil_",), "ceil", False), (("trunc_", "fix_"), "trunc", False), (("sign_",), "sign", False),
+    (("pow_",), "pow", False), (("fmod_",), "fmod", False), (("remainder_",), "remainder", False),
+    (("floor_divide_",), "floor_divide", False), (("nan_to_num_",), "nan_to_num", False),
+    (("divide_", "true_divide_"), "div", False),
+    (("bitwise_and_",), "bitwise_and", False), (("bitwise_or_",), "bitwise_or", False),
+    (("bitwise_xor_",), "bitwise_xor", False), (("bitwise_not_",), "bitwise_not", False),
+    (("logical_and_",), "logical_and", False), (("logical_or_",), "logical_or", False),
+    (("logical_xor_",), "logical_xor", False), (("logical_not_",), "logical_not", False),
+    (("eq_",), "eq", False), (("ne_", "not_equal_"), "ne", False), (("lt_", "less_"), "lt", False),
+    (("le_", "less_equal_"), "le", False), (("gt_", "greater_"), "gt", False),
+    (("ge_", "greater_equal_"), "ge", False),
+    (("tril_",), "tril", False), (("triu_",), "triu", False),
+    (("cumsum_",), "cumsum", False), (("cumprod_",), "cumprod", False),
+    (("addmm_",), "addmm", False),
+)
+for _methods, _name, _floating in _ELEMENTWISE_INPLACE:
+    register(_methods[0], methods=_methods)(_make_function_(_methods[0], _name, _floating, True))
+
+
+# ---------------------------------------------------------------------------
+# shape changes in place (unsqueeze_, t_, ...): x becomes the view the op returns
+# ---------------------------------------------------------------------------
+
+
+def _shape_(x: Tensor, op: str, name: str, *args, **kwargs) -> Tensor:
+    """``x = f(x)`` for the registered view op ``name``, keeping x's memory; returns x.
+
+    Outside a graph only x's array changes (a view of the same memory).  In a
+    graph, x's old node moves to a "before" tensor (as for any in-place op) and
+    x takes over the node of ``f(before)``: its ``grad_fn`` is f's
+    (``UnsqueezeBackward0``...), as PyTorch shows it.
+    """
+    f = forward_of(name)
+    if not records(x):
+        x._data = f(x, *args, **kwargs)._data
+        return x
+    check_target(x, op)
+    if x._base is not None:
+        raise RuntimeError(f"{op}: taugrad cannot record a shape change in place on a view that is part of a graph; "
+                           f"use the out-of-place {name}() instead")
+    before = begin(x, op).before
+    result = f(before, *args, **kwargs)
+    x._data, x._prev, x._rule, x._ctx = result._data, result._prev, result._rule, result._ctx
+    x._clock, x._base, x._requires_grad = result._clock, result._base, True
+    return x
+
+
+def _make_shape_(op: str, name: str):
+    def shape_(x: Tensor, *args, **kwargs) -> Tensor:
+        return _shape_(x, op, name, *args, **kwargs)
+
+    shape_.__name__ = op
+    shape_.__doc__ = f"``x = x.{name}(...)`` in place: x becomes that view of its own memory; returns x."
+    return shape_
+
+
+for _methods, _name in ((("unsqueeze_",), "unsqueeze"), (("squeeze_",), "squeeze"), (("t_",), "t"),
+                        (("transpose_", "swapaxes_", "swapdims_"), "transpose")):
+    register(_methods[0], methods=_methods)(_make_shape_(_methods[0], _name))
