@@ -20,15 +20,23 @@ in the same order, after a one-time warning (the batches are the ones
 ``num_workers=0`` gives).  ``pin_memory`` is accepted and ignored (no device).
 """
 from taugrad.utils.data.dataset import (
-    ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split,
+    ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset, random_split,
 )
-from taugrad.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler
-from taugrad.utils.data.dataloader import DataLoader, default_collate, default_convert
-from taugrad.utils.data import dataloader, dataset, sampler
+from taugrad.utils.data.sampler import (
+    BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler, WeightedRandomSampler,
+)
+from taugrad.utils.data.dataloader import DataLoader, default_collate, default_convert, get_worker_info
+from taugrad.utils.data.distributed import DistributedSampler
+from taugrad.utils.data import dataloader, dataset, distributed, sampler
 
 __all__ = [
     "Dataset",
     "IterableDataset",
+    "StackDataset",
+    "ChainDataset",
+    "WeightedRandomSampler",
+    "DistributedSampler",
+    "get_worker_info",
     "TensorDataset",
     "ConcatDataset",
     "Subset",

@@ -14,7 +14,7 @@ from taugrad.tensors.ops.shape import stack
 from taugrad.utils.data.dataset import IterableDataset
 from taugrad.utils.data.sampler import BatchSampler, RandomSampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate", "default_convert"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 T = TypeVar("T")
 
@@ -95,6 +95,12 @@ def default_convert(data: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 _warned_about_workers = [False]
+
+
+def get_worker_info() -> None:
+    """None: data is always loaded in the main process here (torch returns None there too), so code that
+    splits an IterableDataset among workers takes its single-process branch."""
+    return None
 
 
 class DataLoader(Generic[T]):

@@ -13,7 +13,8 @@ import numpy as np
 from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "Subset", "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset", "Subset",
+           "random_split"]
 
 T = TypeVar("T")
 
@@ -53,6 +54,52 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].shape[0]
+
+
+class StackDataset(Dataset):
+    """Several datasets of one length side by side: ``StackDataset(a, b)[i] == (a[i], b[i])``, or with keywords
+    ``StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output,"
+                             " but both types are given.")
+        parts = list(args) or list(kwargs.values())
+        if not parts:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(parts[0])
+        if any(len(p) != self._length for p in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets: Any = tuple(args) if args else dict(kwargs)
+
+    def __getitem__(self, index: int) -> Any:
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets one after another (each iterated in turn)."""
+
+    def __init__(self, datasets: Iterable[Dataset]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)  # type: ignore[arg-type]
+        return total
 
 
 class ConcatDataset(Dataset[T]):

@@ -8,9 +8,14 @@ import numpy as np
 
 from taugrad.tensors.core.generator import get_generator
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+           "BatchSampler"]
 
 T = TypeVar("T")
+
+#: indices drawn at a time by the samplers that draw with replacement, so that memory does not grow with
+#: ``num_samples`` (``RandomSampler(data, replacement=True, num_samples=10**10)`` is an endless stream)
+CHUNK = 32
 
 
 class Sampler(Generic[T]):
@@ -51,12 +56,21 @@ class RandomSampler(Sampler[int]):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
+        """Drawn lazily: ``CHUNK`` indices at a time with replacement, one permutation per pass without, so
+        memory stays bounded however large ``num_samples`` is."""
         rng = get_generator(self.generator)
         n = len(self.data_source)
+        total = self.num_samples
         if self.replacement:
-            return iter(rng.integers(0, n, size=self.num_samples).tolist())
-        passes = [rng.permutation(n) for _ in range(-(-self.num_samples // n))] if n else [np.arange(0)]
-        return iter(np.concatenate(passes)[: self.num_samples].tolist())
+            if n == 0:
+                raise ValueError("RandomSampler: cannot draw with replacement from an empty dataset")
+            for start in range(0, total, CHUNK):
+                yield from rng.integers(0, n, size=min(CHUNK, total - start)).tolist()
+            return
+        for start in range(0, total, max(n, 1)):
+            if n == 0:
+                return
+            yield from rng.permutation(n)[: total - start].tolist()
 
     def __len__(self) -> int:
         return self.num_samples
@@ -75,6 +89,48 @@ class SubsetRandomSampler(Sampler[int]):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler[int]):
+    """``num_samples`` indices drawn with probabilities proportional to ``weights``.
+
+    With replacement (the default) the draws are made ``CHUNK`` at a time, by
+    inverting the cumulative weights; without, ``num_samples`` distinct
+    indices (at most ``len(weights)``).
+    """
+
+    def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
+                 generator: Any = None) -> None:
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        array = np.asarray(weights.numpy() if hasattr(weights, "numpy") else weights, dtype=np.float64)
+        if array.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(array.shape)}")
+        if array.size == 0 or not np.all(np.isfinite(array)) or np.any(array < 0) or array.sum() <= 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0, or a weight negative, "
+                               "inf or nan)")
+        if not replacement and num_samples > np.count_nonzero(array):
+            raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+        self.weights = array
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self) -> Iterator[int]:
+        rng = get_generator(self.generator)
+        if not self.replacement:
+            yield from rng.choice(self.weights.size, size=self.num_samples, replace=False,
+                                  p=self.weights / self.weights.sum()).tolist()
+            return
+        cumulative = np.cumsum(self.weights)
+        for start in range(0, self.num_samples, CHUNK):
+            u = rng.random(min(CHUNK, self.num_samples - start)) * cumulative[-1]
+            yield from np.minimum(np.searchsorted(cumulative, u, side="right"), self.weights.size - 1).tolist()
+
+    def __len__(self) -> int:
+        return self.num_samples
 
 
 class BatchSampler(Sampler[List[int]]):
