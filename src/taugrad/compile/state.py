@@ -227,8 +227,9 @@ def must_run_eagerly(found: Found) -> str:
     if is_anomaly_enabled():
         return "anomaly detection is on"
     for m in found.modules:
-        if m.__dict__.get("_forward_hooks"):
-            return f"{type(m).__name__} has a forward hook"
+        if any(m.__dict__.get(name) for name in ("_forward_hooks", "_forward_pre_hooks", "_backward_hooks",
+                                                 "_backward_pre_hooks")):
+            return f"{type(m).__name__} has a forward or backward hook"
     for t in found.held:
         if t._extras is not None:
             return "a parameter has a hook (register_hook / retain_grad)"

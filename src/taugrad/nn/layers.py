@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Type, Union
+from typing import Any, Iterable, Optional, Sequence, Tuple, Type, Union
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
+from taugrad.nn.container import ModuleListMethods, SequentialMethods
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.backend import device as Device
 from taugrad.tensors.core.device import factory_device
@@ -425,7 +426,7 @@ def _linear_then_relu(first: Module, second: Module) -> bool:
                 or "forward" in own_first or "forward" in own_second)
 
 
-class Sequential(Module):
+class Sequential(SequentialMethods, Module):
     """Modules applied one after another; registered as ``"0"``, ``"1"``, ... (or by name from an OrderedDict).
 
     ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))`` has the state-dict keys
@@ -459,61 +460,15 @@ class Sequential(Module):
                 i += 1
         return x
 
-    def append(self, module: Module) -> "Sequential":
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __getitem__(self, index: Union[int, slice]) -> Any:
-        modules = list(self._modules.items())
-        if isinstance(index, slice):
-            return Sequential(OrderedDict(modules[index]))
-        return modules[_position(index, len(modules))][1]
 
 
-class ModuleList(Module):
+class ModuleList(ModuleListMethods, Module):
     """A list of modules, registered as ``"0"``, ``"1"``, ...; index, iterate and append like a list."""
 
     def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
         super().__init__()
-        for module in modules or ():
-            self.append(module)
-
-    def append(self, module: Module) -> "ModuleList":
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def extend(self, modules: Iterable[Module]) -> "ModuleList":
-        for module in modules:
-            self.append(module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __getitem__(self, index: Union[int, slice]) -> Any:
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return ModuleList(modules[index])
-        return modules[_position(index, len(modules))]
-
-    def __setitem__(self, index: int, module: Module) -> None:
-        self.add_module(str(_position(index, len(self._modules))), module)
-
-    def insert(self, index: int, module: Module) -> None:
-        modules = list(self._modules.values())
-        modules.insert(index, module)
-        self._modules.clear()
-        for position, item in enumerate(modules):
-            self.add_module(str(position), item)
+        if modules is not None:
+            self.extend(modules)
 
     def __repr__(self) -> str:
         """PyTorch's layout, with runs of identical modules shown once: ``(0-2): 3 x Linear(...)``."""
@@ -531,14 +486,6 @@ class ModuleList(Module):
             label = f"({first}): {text}" if first == last else f"({first}-{last}): {last - first + 1} x {text}"
             lines.append(label.replace("\n", "\n  "))
         return f"{type(self).__name__}(\n  " + "\n  ".join(lines) + "\n)"
-
-
-def _position(index: Any, length: int) -> int:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
-        raise TypeError(f"module index must be an integer, got {type(index).__name__}")
-    if not -length <= index < length:
-        raise IndexError(f"index {index} is out of range for {length} modules")
-    return int(index) % length
 
 
 class MLP(Sequential):

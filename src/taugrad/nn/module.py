@@ -24,6 +24,7 @@ from taugrad.tensors.core.backend import device_of, is_array, to_device
 from taugrad.tensors.core.device import parse_to
 from taugrad.tensors.core.device import device as Device
 from taugrad.tensors.core.flat_storage import pack
+from taugrad.nn.module_hooks import call_with_hooks
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
 from taugrad.tensors.core.node import Tensor
@@ -125,31 +126,82 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        output = self.forward(*args, **kwargs)
-        hooks = self.__dict__.get("_forward_hooks")
-        if hooks:
-            for hook in list(hooks.values()):
-                result = hook(self, args, output)
-                if result is not None:
-                    output = result
-        return output
+        d = self.__dict__
+        if not (d.get("_forward_hooks") or d.get("_forward_pre_hooks") or d.get("_backward_hooks")
+                or d.get("_backward_pre_hooks")):
+            return self.forward(*args, **kwargs)
+        return call_with_hooks(self, args, kwargs)
 
-    def register_forward_hook(self, hook: Callable[["Module", tuple, Any], Any]) -> RemovableHandle:
-        """Call ``hook(module, inputs, output)`` after every ``forward``; a non-None result replaces the output.
-
-        ``inputs`` is the tuple of positional arguments.  Hooks run in
-        registration order.  Returns a handle whose ``remove()`` unregisters
-        the hook (as ``torch.nn.Module.register_forward_hook``).
-        """
+    def _hook_registry(self, name: str, hook: Any, kind: str) -> "OrderedDict":
         if not callable(hook):
-            raise TypeError(f"register_forward_hook expects a callable, got {type(hook).__name__}")
-        hooks = self.__dict__.get("_forward_hooks")
-        if hooks is None:  # a subclass that skipped Module.__init__ for this attribute
-            hooks = OrderedDict()
-            object.__setattr__(self, "_forward_hooks", hooks)
-        handle = RemovableHandle(self, "_forward_hooks")
-        hooks[handle.id] = hook
+            raise TypeError(f"{kind} expects a callable, got {type(hook).__name__}")
+        registry = self.__dict__.get(name)
+        if registry is None:  # a subclass that skipped Module.__init__, or a hook kind not used before
+            registry = OrderedDict()
+            object.__setattr__(self, name, registry)
+        return registry
+
+    def _add_hook(self, name: str, hook: Any, kind: str, prepend: bool, flags: Tuple[Tuple[str, bool], ...] = ()
+                  ) -> RemovableHandle:
+        registry = self._hook_registry(name, hook, kind)
+        handle = RemovableHandle(self, name)
+        registry[handle.id] = hook
+        if prepend:
+            registry.move_to_end(handle.id, last=False)
+        for flag_name, on in flags:
+            if on:
+                flagged = self.__dict__.get(flag_name)
+                if flagged is None:
+                    flagged = set()
+                    object.__setattr__(self, flag_name, flagged)
+                flagged.add(handle.id)
         return handle
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before every ``forward``; a non-None result replaces ``args``.
+
+        A result that is not a tuple becomes the single argument.  With
+        ``with_kwargs=True`` the hook is ``hook(module, args, kwargs)`` and
+        returns None or ``(new_args, new_kwargs)``.  ``prepend=True`` runs it
+        before the hooks registered earlier.  Returns a handle whose
+        ``remove()`` unregisters the hook.
+        """
+        return self._add_hook("_forward_pre_hooks", hook, "register_forward_pre_hook", prepend,
+                              (("_forward_pre_hooks_with_kwargs", with_kwargs),))
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after every ``forward``; a non-None result replaces the output.
+
+        ``args`` is the tuple of positional arguments (after the pre-hooks).
+        Hooks run in registration order (``prepend=True``: before the others).
+        ``with_kwargs=True``: the hook is ``hook(module, args, kwargs, output)``.
+        ``always_call=True``: the hook also runs (with output None) when forward
+        raises.  Returns a handle whose ``remove()`` unregisters the hook (as
+        ``torch.nn.Module.register_forward_hook``).
+        """
+        return self._add_hook("_forward_hooks", hook, "register_forward_hook", prepend,
+                              (("_forward_hooks_with_kwargs", with_kwargs),
+                               ("_forward_hooks_always_called", always_call)))
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        """Call ``hook(module, grad_output)`` when the gradients of this call's outputs are known.
+
+        ``grad_output`` is a tuple (one gradient per output Tensor); a non-None
+        result replaces it, before it reaches the module's ops.
+        """
+        return self._add_hook("_backward_pre_hooks", hook, "register_full_backward_pre_hook", prepend)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> RemovableHandle:
+        r"""Call ``hook(module, grad_input, grad_output)`` when the gradients of this call's inputs are known.
+
+        ``grad_input[i]`` is :math:`\partial L / \partial x_i` for the i-th
+        positional Tensor argument (None for one that needs no gradient),
+        ``grad_output`` as for :meth:`register_full_backward_pre_hook`.  A
+        non-None result replaces ``grad_input``.
+        """
+        return self._add_hook("_backward_hooks", hook, "register_full_backward_hook", prepend)
 
     # -- registration -----------------------------------------------------------
 
@@ -256,6 +308,10 @@ class Module:
             raise TypeError(f"{type(module).__name__} is not a Module")
         self._register("_modules", name, module)
 
+    def register_module(self, name: str, module: Optional["Module"]) -> None:
+        """Alias of :meth:`add_module`."""
+        self.add_module(name, module)
+
     # -- traversal ----------------------------------------------------------------
 
     def named_children(self) -> Iterator[Tuple[str, "Module"]]:
@@ -270,45 +326,100 @@ class Module:
         for _, module in self.named_children():
             yield module
 
-    def named_modules(self, prefix: str = "", _seen: Optional[Set[int]] = None) -> Iterator[Tuple[str, "Module"]]:
-        """This module and every submodule (each once), with dotted names; this one is ``prefix``."""
-        seen = set() if _seen is None else _seen
-        if id(self) in seen:
+    def named_modules(self, memo: Optional[Set[Any]] = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[Tuple[str, "Module"]]:
+        """This module and every submodule, with dotted names; this one is ``prefix``.
+
+        A module reached twice is listed once unless ``remove_duplicate=False``.
+        ``memo``: a set of modules not to list (filled as it goes, as PyTorch's).
+        """
+        if memo is None:
+            memo = set()
+        if self in memo:
             return
-        seen.add(id(self))
+        if remove_duplicate:
+            memo.add(self)
         yield prefix, self
-        for name, module in self.named_children():
-            yield from module.named_modules(f"{prefix}.{name}" if prefix else name, seen)
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
         for _, module in self.named_modules():
             yield module
 
-    def _named_members(self, registry: str, prefix: str, recurse: bool) -> Iterator[Tuple[str, Tensor]]:
+    def _named_members(self, registry: str, prefix: str, recurse: bool,
+                       remove_duplicate: bool = True) -> Iterator[Tuple[str, Tensor]]:
         seen: Set[int] = set()  # a tensor shared by two modules is listed once, as in PyTorch
-        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        if recurse:
+            modules: Any = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            modules = [(prefix, self)]
         for module_name, module in modules:
             for name, tensor in module.__dict__[registry].items():
                 if tensor is None or id(tensor) in seen:
                     continue
-                seen.add(id(tensor))
+                if remove_duplicate:
+                    seen.add(id(tensor))
                 yield (f"{module_name}.{name}" if module_name else name), tensor
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Parameter]]:
-        """``(dotted name, parameter)`` for every parameter, in registration order."""
-        return self._named_members("_parameters", prefix, recurse)  # type: ignore[return-value]
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[Tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` for every parameter, in registration order.
+
+        A parameter (or module) reached under two names is listed once unless
+        ``remove_duplicate=False``.
+        """
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)  # type: ignore[return-value]
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter (each once), in registration order: what an optimizer takes."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[Tuple[str, Tensor]]:
-        return self._named_members("_buffers", prefix, recurse)
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[Tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` for every buffer (see :meth:`named_parameters`)."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
     def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, buffer in self.named_buffers(recurse=recurse):
             yield buffer
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at the dotted path ``target`` (``""``: this module), e.g. ``"encoder.0"``."""
+        if target == "":
+            return self
+        module: Any = self
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(f"{type(module).__name__} has no attribute `{item}`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target``, e.g. ``"encoder.0.weight"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``, e.g. ``"bn.running_mean"``."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{type(module).__name__} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
 
     def apply(self, fn: Callable[["Module"], Any]) -> "Module":
         """Call ``fn`` on every submodule (children first) and on this module; returns self."""
@@ -369,6 +480,16 @@ class Module:
         pack([p for p, array in zip(params, before) if p._data is not array])
         return self
 
+    def share_memory(self) -> "Module":
+        """Every parameter and buffer moved into shared memory (``Tensor.share_memory_``); returns self.
+
+        Processes that receive the module through :mod:`taugrad.multiprocessing`
+        then train the same numbers (PyTorch's hogwild pattern).
+        """
+        for t in list(self.parameters()) + list(self.buffers()):
+            t.share_memory_()
+        return self
+
     def cpu(self) -> "Module":
         """Parameters and buffers moved to the CPU, in place; returns self."""
         return self.to("cpu")
@@ -421,16 +542,24 @@ class Module:
                 child._collect_state_entries(f"{prefix}{name}.", entries, ancestors)
         ancestors.discard(id(self))
 
-    def state_dict(self) -> "OrderedDict[str, Tensor]":
+    def state_dict(self, *, destination: Optional[Dict[str, Any]] = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Tensor]":
         """Every parameter and persistent buffer under PyTorch's dotted key names.
 
         The values are Tensors outside the graph that *share* the parameters'
-        arrays (as PyTorch's do): copy them, or save them, to keep a snapshot.
-        A submodule or tensor shared under two names appears under both.
+        arrays (as PyTorch's do): copy them, or save them, to keep a snapshot;
+        ``keep_vars=True`` gives the parameters themselves.  A submodule or
+        tensor shared under two names appears under both.  Each key starts
+        with ``prefix``; the entries are added to ``destination`` (a new
+        OrderedDict by default), which is returned.
         """
-        return OrderedDict((name, tensor.detach()) for name, tensor in self._state_entries().items())
+        out = OrderedDict() if destination is None else destination
+        for name, tensor in self._state_entries().items():
+            out[prefix + name] = tensor if keep_vars else tensor.detach()
+        return out
 
-    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True) -> IncompatibleKeys:
+    def load_state_dict(self, state_dict: Dict[str, Any], strict: bool = True, assign: bool = False
+                        ) -> IncompatibleKeys:
         """Copy the values of ``state_dict`` into this module's parameters and buffers, in place.
 
         Values may be Tensors, NumPy arrays or other array-likes (a ``torch``
@@ -438,6 +567,8 @@ class Module:
         Every key must fit: with ``strict=True`` missing and unexpected keys are
         an error, and a shape that differs always is.  Nothing is changed
         unless everything fits.  Returns ``(missing_keys, unexpected_keys)``.
+        ``assign=True``: each parameter and buffer takes the given values as its
+        new array (in the state dict's dtype), instead of copying into its own.
         """
         if not hasattr(state_dict, "items"):
             raise TypeError(f"load_state_dict expects a dict of name -> array, got {type(state_dict).__name__}")
@@ -460,6 +591,13 @@ class Module:
             arrays[key] = array
         if problems:
             raise StateDictError(f"cannot load state dict into {type(self).__name__}: " + "; ".join(problems))
+        if assign:
+            for key, array in arrays.items():
+                target = targets[key]
+                target._data = to_device(np.array(array) if type(array) is np.ndarray and not array.flags.writeable
+                                         else array, device_of(target._data))
+                bump_version(target)
+            return IncompatibleKeys(missing, unexpected)
         for key, array in arrays.items():
             # in place (optimizers keep pointing at the same arrays), on the parameter's device
             targets[key]._data[...] = to_device(array, device_of(targets[key]._data))

@@ -50,7 +50,12 @@ def _per_channel(t, channels: int, ndim: int, name: str, op: str):
     return t.reshape((channels,) + (1,) * (ndim - 2))
 
 
-@rule("batch_norm", reads=(0, 1), gives=NEW)
+def _batch_norm_reads(node) -> tuple:
+    """The rule reads x and, when there is one, the weight (input 1; without a weight input 1 is the bias or absent)."""
+    return (0, 1) if node._ctx[2] else (0,)
+
+
+@rule("batch_norm", reads=_batch_norm_reads, gives=NEW)
 def batch_norm_backward(g, out, ins, node):
     """y = xhat w + b with xhat = (x - mean) / sqrt(var + eps) over the M values of each channel:
 
