@@ -1,7 +1,7 @@
 """Adadelta: steps scaled by the ratio of running RMS of updates and of gradients (Zeiler, 2012)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable
+from typing import Any, Dict, Iterable, Optional
 
 from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.core.backend import array_module
@@ -31,10 +31,14 @@ class Adadelta(Optimizer):
         rho: float = 0.9,
         eps: float = 1e-6,
         weight_decay: float = 0.0,
+        foreach: Optional[bool] = None,
         *,
+        capturable: bool = False,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
-        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.node import Tensor
 
 __all__ = ["Adam", "AdamW"]
 
@@ -17,15 +18,13 @@ class Adam(Optimizer):
 
         g = -g                                  if maximize
         g = g + weight_decay * p                (Adam: L2 penalty in the gradient)
-        p = p - lr * weight_decay * p           (AdamW instead: decoupled decay)
+        p = p - lr * weight_decay * p           (instead, AdamW or decoupled_weight_decay=True)
         m = beta1 * m + (1 - beta1) * g         first moment, m0 = 0
         v = beta2 * v + (1 - beta2) * g**2      second moment, v0 = 0
         m_hat = m / (1 - beta1**t)
         v_hat = v / (1 - beta2**t)              (amsgrad: v_max = max(v_max, v), v_hat from v_max)
         p = p - lr * m_hat / (sqrt(v_hat) + eps)
     """
-
-    _decoupled_weight_decay = False
 
     def __init__(
         self,
@@ -36,9 +35,18 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
         *,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize)
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
+        defaults = dict(lr=lr, betas=tuple(float(b) for b in betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach, capturable=capturable,
+                        differentiable=differentiable, fused=fused, decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:
@@ -73,7 +81,7 @@ class Adam(Optimizer):
         if group["maximize"]:
             grad = -grad
         if weight_decay != 0:
-            if self._decoupled_weight_decay:
+            if group["decoupled_weight_decay"]:
                 param *= 1 - lr * weight_decay
             else:
                 grad = grad + weight_decay * param
@@ -109,8 +117,6 @@ class AdamW(Adam):
     before the Adam step, instead of adding ``weight_decay * p`` to the gradient.  Default
     ``weight_decay=1e-2`` as in PyTorch."""
 
-    _decoupled_weight_decay = True
-
     def __init__(
         self,
         params: Iterable[Any],
@@ -121,5 +127,11 @@ class AdamW(Adam):
         amsgrad: bool = False,
         *,
         maximize: bool = False,
+        foreach: Optional[bool] = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
     ) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach, maximize=maximize,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

@@ -1,7 +1,7 @@
 """Adamax: Adam with the infinity norm in place of the second moment (Kingma & Ba, 2015, section 7)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.core.backend import array_module
@@ -36,10 +36,14 @@ class Adamax(Optimizer):
         betas: Tuple[float, float] = (0.9, 0.999),
         eps: float = 1e-8,
         weight_decay: float = 0.0,
+        foreach: Optional[bool] = None,
         *,
         maximize: bool = False,
+        differentiable: bool = False,
+        capturable: bool = False,
     ) -> None:
-        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, maximize=maximize)
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:

@@ -11,14 +11,16 @@ group's current ``lr`` by a factor, so two schedulers on one optimizer compose
 PyTorch.  :class:`LambdaLR`, :class:`CosineAnnealingWarmRestarts` and
 :class:`OneCycleLR` compute the rate from the step number and the base rate.
 
-Not provided: ``CyclicLR``, ``MultiplicativeLR``, ``step(epoch)`` (deprecated in
-PyTorch) other than for :class:`CosineAnnealingWarmRestarts`, and PyTorch's
-warning when ``scheduler.step()`` comes before ``optimizer.step()``.
+``step(epoch)``, deprecated in PyTorch, works as there: it warns, jumps to
+``epoch`` and takes the closed form where the schedule has one.  Not
+provided: PyTorch's warning when ``scheduler.step()`` comes before
+``optimizer.step()``.
 """
 from __future__ import annotations
 
 import math
 import types
+import warnings
 from bisect import bisect_right
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Union
@@ -28,6 +30,8 @@ from taugrad.optim.optimizer import Optimizer, check_number
 __all__ = [
     "LRScheduler",
     "LambdaLR",
+    "MultiplicativeLR",
+    "CyclicLR",
     "StepLR",
     "MultiStepLR",
     "ConstantLR",
@@ -43,8 +47,33 @@ __all__ = [
 ]
 
 
+#: PyTorch's words when ``step()`` is given an epoch.
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being "
+    "deprecated where possible. Please use `scheduler.step()` to step the "
+    "scheduler. During the deprecation, if epoch is different from None, the "
+    "closed form is used instead of the new chainable form, where available. "
+    "Please open an issue if you are unable to replicate your use case: "
+    "https://github.com/pytorch/pytorch/issues/new/choose."
+)
+
+
 def _group_values(optimizer: Optimizer, key: str) -> List[Any]:
-    return [group[key] for group in optimizer.param_groups]
+    return [_number(group[key]) for group in optimizer.param_groups]
+
+
+def _number(value: Any) -> Any:
+    """A one-element tensor hyperparameter (``lr=tensor(0.01)``) as its number, anything else as it is."""
+    return value.item() if hasattr(value, "item") and hasattr(value, "_data") else value
+
+
+def _set_lr(group: Dict[str, Any], lr: Any) -> None:
+    """``group["lr"] = lr``; into the tensor itself where the rate is a tensor, as PyTorch fills it."""
+    held = group["lr"]
+    if hasattr(held, "_data") and hasattr(held, "fill_"):
+        held._data[...] = _number(lr)
+    else:
+        group["lr"] = lr
 
 
 def _per_group(name: str, optimizer: Optimizer, value: Any) -> List[Any]:
@@ -82,7 +111,8 @@ class LRScheduler:
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+                lr = group["lr"]
+                group.setdefault("initial_lr", lr.clone() if hasattr(lr, "_data") else lr)  # a tensor rate is filled in place
         else:
             for number, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
@@ -104,10 +134,16 @@ class LRScheduler:
         """The learning rate of each group at step ``self.last_epoch``."""
         raise NotImplementedError
 
-    def step(self) -> None:
-        """Advance one step and set the new learning rates."""
+    def step(self, epoch: Optional[int] = None) -> None:
+        """Advance one step and set the new learning rates.
+
+        ``step(epoch)`` (deprecated, as in PyTorch: it warns) jumps to step
+        ``epoch``, from the schedule's closed form where it has one.
+        """
         self._step_count += 1
-        self._update_lr()
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
 
     def _update_lr(self, epoch: Optional[int] = None) -> None:
         """Set the rates for the next step, or for step ``epoch`` from the closed form (SequentialLR's restart)."""
@@ -119,7 +155,7 @@ class LRScheduler:
             closed_form = getattr(self, "_get_closed_form_lr", None)
             values = closed_form() if closed_form is not None else self.get_lr()
         for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
     def get_last_lr(self) -> List[float]:
@@ -167,6 +203,33 @@ class LambdaLR(LRScheduler):
         for fn, attributes in zip(self.lr_lambdas, saved):
             if attributes is not None:
                 fn.__dict__.update(attributes)
+
+
+class MultiplicativeLR(LRScheduler):
+    """``lr = lr * lr_lambda(epoch)`` at every step after the first: the factors multiply up.
+
+    One function, or one per parameter group; saved in the state dict as for
+    :class:`LambdaLR`.
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Union[Callable[[int], float], Sequence[Callable]],
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        lambdas = _per_group("lr_lambda", optimizer, lr_lambda)
+        for fn in lambdas:
+            if not callable(fn):
+                raise TypeError(f"lr_lambda should be a function, but got {type(fn).__name__}")
+        self.lr_lambdas: List[Callable[[int], float]] = lambdas
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> List[float]:
+        lrs = _group_values(self.optimizer, "lr")
+        if self._is_initial:
+            return lrs
+        return [lr * fn(self.last_epoch) for fn, lr in zip(self.lr_lambdas, lrs)]
+
+    state_dict = LambdaLR.state_dict
+    load_state_dict = LambdaLR.load_state_dict
 
 
 class StepLR(LRScheduler):
@@ -383,7 +446,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
         for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+            _set_lr(group, lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 
 
@@ -490,6 +553,107 @@ class OneCycleLR(LRScheduler):
                     break
                 start_step = end_step
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    r"""Cyclical learning rates (Smith 2017), stepped once per *batch*: the rate goes from ``base_lr`` up to
+    ``max_lr`` in ``step_size_up`` steps and back down in ``step_size_down``, as ``torch.optim.lr_scheduler.CyclicLR``.
+
+    .. code-block:: text
+
+        cycle = floor(1 + t / (up + down));  x = 1 + t / (up + down) - cycle
+        s = x / r if x <= r else (x - 1) / (r - 1)          r = up / (up + down)
+        lr = base_lr + (max_lr - base_lr) * s * scale(cycle or t)
+        scale: triangular 1;  triangular2 1 / 2**(cycle - 1);  exp_range gamma**t;  or scale_fn
+
+    With ``cycle_momentum`` the momentum (or Adam's ``beta1``) runs the other
+    way, from ``max_momentum`` down to ``base_momentum``.
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: Union[float, List[float]], max_lr: Union[float, List[float]],
+                 step_size_up: int = 2000, step_size_down: Optional[int] = None, mode: str = "triangular",
+                 gamma: float = 1.0, scale_fn: Optional[Callable[[float], float]] = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float = 0.8, max_momentum: float = 0.9,
+                 last_epoch: int = -1) -> None:
+        _check_optimizer(optimizer)
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                _set_lr(group, lr)
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self) -> None:
+        if self._scale_fn_custom is None and self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self._scale_fn_custom is None:
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma**x
+
+    def _set_momentum(self, group: Dict[str, Any], value: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (value, *group["betas"][1:])
+        else:
+            group["momentum"] = value
+
+    def get_lr(self) -> List[float]:
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        at = cycle if self.scale_mode == "cycle" else self.last_epoch
+        lrs = [low + (high - low) * factor * self.scale_fn(at) for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, low, high in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(group, high - (high - low) * factor * self.scale_fn(at))
+        return lrs
+
+    def state_dict(self) -> Dict[str, Any]:
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else dict(fn.__dict__)
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        state = dict(state_dict)
+        fn = state.pop("_scale_fn_custom")
+        custom = self._scale_fn_custom
+        super().load_state_dict(state)
+        self._scale_fn_custom = custom
+        if fn is not None and custom is not None:
+            custom.__dict__.update(fn)
+        self._init_scale_fn()
 
 
 class SequentialLR(LRScheduler):
@@ -637,10 +801,17 @@ class ReduceLROnPlateau(LRScheduler):
             return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
         return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
 
-    def step(self, metrics: Any) -> None:  # type: ignore[override]
-        """Record one epoch's metric (a number or a one-element Tensor) and reduce the rate if it plateaued."""
+    def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
+        """Record one epoch's metric (a number or a one-element Tensor) and reduce the rate if it plateaued.
+
+        ``epoch`` (deprecated, as in PyTorch: it warns) sets ``last_epoch``.
+        """
         current = float(metrics.item() if hasattr(metrics, "item") else metrics)
-        self.last_epoch += 1
+        if epoch is None:
+            epoch = self.last_epoch + 1
+        else:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = epoch
         if self.is_better(current, self.best):
             self.best = current
             self.num_bad_epochs = 0
@@ -664,4 +835,4 @@ class ReduceLROnPlateau(LRScheduler):
             old = float(group["lr"])
             new = max(old * self.factor, min_lr)
             if old - new > self.eps:
-                group["lr"] = new
+                _set_lr(group, new)

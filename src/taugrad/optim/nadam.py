@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, Iterable, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 
 from taugrad.optim.adamax import check_betas
 from taugrad.optim.optimizer import Optimizer, check_number
@@ -41,11 +41,14 @@ class NAdam(Optimizer):
         momentum_decay: float = 4e-3,
         decoupled_weight_decay: bool = False,
         *,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        capturable: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                        maximize=maximize)
+                        maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:

@@ -52,6 +52,22 @@ def check_number(name: str, value: Any, low: float = 0.0, high: float = math.inf
         raise ValueError(f"invalid {name}: {value!r} (must be in {bound})")
 
 
+def check_loop_flags(name: str, defaults: Dict[str, Any]) -> None:
+    """PyTorch's implementation switches, accepted as torch accepts them on the CPU.
+
+    ``foreach``, ``fused`` and ``capturable`` choose how torch runs the same
+    update (per tensor, one kernel per list, one fused kernel, CUDA-graph
+    safe); taugrad runs its own way and gives the same numbers, so they
+    change nothing here.  ``differentiable=True`` would record the step in the
+    graph, which taugrad's steps are not: refused rather than ignored.
+    """
+    if defaults.get("differentiable"):
+        raise NotImplementedError(f"{name}(differentiable=True): taugrad's optimizer steps are not recorded in the "
+                                  "graph, so a step cannot be differentiated")
+    if defaults.get("fused") and defaults.get("foreach"):
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
 class Optimizer:
     """Holds parameter groups and per-parameter state; subclasses implement ``_update`` (or ``step``).
 
@@ -66,6 +82,7 @@ class Optimizer:
 
     def __init__(self, params: Iterable[Any], defaults: Dict[str, Any]) -> None:
         self.defaults = defaults
+        check_loop_flags(type(self).__name__, defaults)
         self.state: DefaultDict[Any, Dict[str, Any]] = defaultdict(dict)
         self.param_groups: List[Dict[str, Any]] = []
         if isinstance(params, Tensor) or is_array(params) or _is_parameter(params):

@@ -1,7 +1,7 @@
 """RMSprop: divide the gradient by a running root mean square (Hinton's lecture 6e; Graves 2013 centred)."""
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable
+from typing import Any, Dict, Iterable, Optional
 
 from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.core.backend import array_module
@@ -38,11 +38,14 @@ class RMSprop(Optimizer):
         weight_decay: float = 0.0,
         momentum: float = 0.0,
         centered: bool = False,
-        *,
+        capturable: bool = False,
+        foreach: Optional[bool] = None,
         maximize: bool = False,
+        differentiable: bool = False,
     ) -> None:
         defaults = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                        centered=centered, maximize=maximize)
+                        centered=centered, capturable=capturable, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable)
         super().__init__(params, defaults)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:
