@@ -4,7 +4,9 @@ A definition holds each parent's gradient once, as a :mod:`formula
 <taugrad.scalar.formula>`, and builds from it, at import:
 
 * ``rule(out)``: the first-order local rule ``Value.backward()`` runs, adding
-  floats into the parents' ``.grad`` (generated straight-line code);
+  floats into the parents' ``.grad``: straight-line code generated from the
+  formula and checked in as :mod:`taugrad.scalar.rules` (``python -m
+  taugrad.scalar.write_rules`` rewrites it), so it has a real file and line;
 * ``graph(out, g)``: the ``create_graph=True`` rule, returning
   ``((parent, dL/d parent term), ...)`` as differentiable ``Value``s;
 * ``contributions(out, g)``: the floats ``rule`` would add (``None`` where a
@@ -21,6 +23,7 @@ from collections import Counter
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from taugrad.scalar import formula as f
+from taugrad.scalar import rules
 from taugrad.scalar.formula import Term
 
 Env = Dict[str, Tuple[str, float, bool]]
@@ -84,20 +87,22 @@ class Derivative:
     def _unpack(self) -> str:
         return f"    {', '.join(self.operands)}{',' if len(self.operands) == 1 else ''} = out._prev"
 
-    def _compile_rule(self) -> Callable:
+    def rule_lines(self) -> List[str]:
+        """The first-order rule's source, as checked in to :mod:`taugrad.scalar.rules` (without its docstring)."""
         names, setup = self._float_names()
         lines = [f"def {self.rule_name}(out):", self._unpack(), "    g = out.grad", *setup]
         for p, tree, none, zero in zip(self.operands, self.trees, self.none_where, self.zero_where):
-            expr = f.source(tree, names, graph=False)[0]
+            expr = _bare(f.source(tree, names, graph=False)[0])
             if none is not None:
                 lines += [f"    if not {f.source(none, names, False)[0]}:", f"        {p}.grad += {expr}"]
             elif zero is not None:
                 lines.append(f"    {p}.grad += g * 0.0 if {f.source(zero, names, False)[0]} else {expr}")
             else:
                 lines.append(f"    {p}.grad += {expr}")
-        rule = f.compile_function(self.rule_name, lines, self.rule_name)
-        rule.__doc__ = self.__doc__
-        return rule
+        return lines
+
+    def _compile_rule(self) -> Callable:
+        return _checked_in(self.rule_name, self.rule_lines(), self.__doc__)
 
     def _compile_contributions(self) -> Callable:
         names, setup = self._float_names()
@@ -182,7 +187,20 @@ class NeuronDerivative:
         self.contributions = self._compile(graph=False, contributions=True)
         self.rule.derivative = self
 
+    def rule_lines(self) -> List[str]:
+        """The first-order rule's source, as checked in to :mod:`taugrad.scalar.rules` (without its docstring)."""
+        return self._lines(graph=False)
+
     def _compile(self, graph: bool, contributions: bool = False) -> Callable:
+        name = "graph" if graph else ("contributions" if contributions else self.rule_name)
+        lines = self._lines(graph, contributions)
+        if name == self.rule_name:
+            return _checked_in(self.rule_name, lines, self.__doc__)
+        function = f.compile_function(name, lines, f"{self.rule_name} {name}")
+        function.__doc__ = self.__doc__
+        return function
+
+    def _lines(self, graph: bool, contributions: bool = False) -> List[str]:
         if graph:
             names = {"out": ("out", False), "g": ("g", False), "b": ("b", False), "w": ("w", False), "x": ("x", False)}
         else:
@@ -206,10 +224,9 @@ class NeuronDerivative:
             lines += [f"    terms = [{'(b, ' + bias + ')' if graph else bias}]", loop, f"        terms.extend(({pair}))"]
             lines.append("    return tuple(terms)")
         else:
-            lines += [f"    b.grad += {bias}", loop, f"        w.grad += {weight}", f"        x.grad += {inp}"]
-        function = f.compile_function(name, lines, f"{self.rule_name}{'' if name == self.rule_name else ' ' + name}")
-        function.__doc__ = self.__doc__
-        return function
+            lines += [f"    b.grad += {_bare(bias)}", loop, f"        w.grad += {_bare(weight)}",
+                      f"        x.grad += {_bare(inp)}"]
+        return lines
 
     def explain(self, node: Any, g: float, text: Callable[[Any], str], number: Callable[[float], str]) -> List[f.Line]:
         """The trace's lines for a fused neuron: bias, then each weight and input, as its rule runs."""
@@ -227,6 +244,46 @@ class NeuronDerivative:
                 tree = f.substitute(tree, "g", self.g_s)
             lines.append(f.explain_term(parent, tree, self.gate, None, None if added is None else added[i], env, number))
         return lines
+
+
+def _bare(expr: str) -> str:
+    """``expr`` without one pair of parentheses around all of it: ``a.grad += b.data * g``, as the chapter writes it."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return expr
+    depth = 0
+    for i, ch in enumerate(expr):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and i < len(expr) - 1:
+            return expr  # the first parenthesis closes early: (a) * (b)
+    return expr[1:-1]
+
+
+def with_docstring(lines: List[str], doc: str) -> List[str]:
+    """A generated function's lines with ``doc`` as its docstring, as written to :mod:`taugrad.scalar.rules`."""
+    text = doc.strip().splitlines()
+    body = [f'    """{text[0]}'] + [f"    {line.strip()}" if line.strip() else "" for line in text[1:]]
+    body = [body[0] + '"""'] if len(text) == 1 else body + ['    """']
+    return [lines[0], *body, *lines[1:]]
+
+
+def _checked_in(name: str, lines: List[str], doc: str) -> Callable:
+    """The rule ``name`` from the checked-in :mod:`taugrad.scalar.rules`: a real file a debugger can step through.
+
+    The definition's own code is compiled too, and the checked-in function is
+    used only when it is the same code: a definition that differs from the
+    file (a new or changed derivative before the file is regenerated, a test's
+    deliberately wrong one) runs as defined.  ``tests/scalar/test_rules_file.py``
+    fails whenever the file and the definitions differ.
+    """
+    compiled = f.compile_function(name, with_docstring(lines, doc), name)
+    written = getattr(rules, name, None)
+    if written is not None and _same_code(written.__code__, compiled.__code__):
+        return written
+    return compiled
+
+
+def _same_code(a, b) -> bool:
+    return (a.co_code, a.co_consts, a.co_names, a.co_varnames) == (b.co_code, b.co_consts, b.co_names, b.co_varnames)
 
 
 def neuron(rule_name: str, activation: Optional[Derivative], add: Derivative, mul: Derivative, doc: str) -> NeuronDerivative:
