@@ -37,7 +37,7 @@ from taugrad.nn.lstm_sequence import lstm_sequence
 from taugrad.nn.module import Module, Parameter
 from taugrad.nn.utils.rnn import PackedSequence
 from taugrad.tensors.core.node import Tensor
-from taugrad.tensors.ops.losses import dropout as _dropout
+from taugrad.tensors.ops.dropout import dropout as _dropout
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.tensors.ops.shape import cat, stack
 

@@ -27,7 +27,7 @@ from taugrad.nn.layers import Dropout, LayerNorm, Linear, ModuleList, factory_kw
 from taugrad.nn.module import Module
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops.creation import full
-from taugrad.tensors.ops.elementwise import gelu, relu
+from taugrad.nn.functional import gelu, relu
 
 __all__ = ["Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
            "TransformerDecoderLayer"]
