@@ -98,6 +98,7 @@ from taugrad.out_param import div as divide, div as true_divide
 # libraries on top of the engines
 from taugrad import autograd, data, func, functional, nn, optim, utils
 from taugrad import linalg  # torch.linalg's norms
+from taugrad import distributions  # probability distributions, as torch.distributions
 from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
