@@ -16,7 +16,7 @@ import numpy as np
 
 import taugrad
 import taugrad.functional as F
-from taugrad.tensors.ops.matmul import linear_relu
+from taugrad.tensors.ops.matmul import linear
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def make_inputs(case: OpCase, seed: int = 0):
     return tensors
 
 
-#: added to linear_relu's bias: |x . w| <= 3 * 1.5 * 1.5 < 10 here, so unit 0 is always active,
+#: added to the bias of linear-then-relu: |x . w| <= 3 * 1.5 * 1.5 < 10 here, so unit 0 is always active,
 #: unit 1 never, and no pre-activation sits at the ReLU's kink
 _KINK_FREE = np.array([10.0, -10.0])
 
@@ -169,7 +169,7 @@ OP_CASES = [
     OpCase("matmul_batched", lambda a, b: (a @ b) ** 2, ((2, 2, 3), (3, 2))),
     OpCase("linear", lambda x, w, b: F.linear(x, w, b).tanh(), ((2, 3), (2, 3), (2,))),
     # the fused op nn.Sequential runs for Linear, ReLU; bias shifted so no pre-activation is near the kink
-    OpCase("linear_relu", lambda x, w, b: linear_relu(x, w, b + _KINK_FREE) * x.sum(), ((2, 3), (2, 3), (2,)), "nonzero"),
+    OpCase("linear_relu", lambda x, w, b: linear(x, w, b + _KINK_FREE).relu() * x.sum(), ((2, 3), (2, 3), (2,)), "nonzero"),
     # shapes
     OpCase("reshape", lambda a: a.reshape(3, 2) ** 2, ((2, 3),)),
     OpCase("flatten", lambda a: a.flatten() ** 2, ((2, 3),)),

@@ -18,7 +18,6 @@ import numpy as np
 from taugrad.nn.functional import dropout, embedding, layer_norm
 from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
-from taugrad.tensors.ops.matmul import linear_relu as _linear_relu
 from taugrad.nn import init
 from taugrad.nn.container import ModuleListMethods, SequentialMethods
 from taugrad.nn.module import Module, Parameter
@@ -117,10 +116,9 @@ class Linear(Module):
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
         self.in_features = _check_size(in_features, "in_features")
         self.out_features = _check_size(out_features, "out_features")
-        # Stored as the transpose of an (in, out) array: the shape is PyTorch's, but
-        # x @ W^T then multiplies two row-major arrays, the layout BLAS runs fastest
-        # (the transposed one costs ~12% more per product on OpenBLAS, see linear()).
-        self.weight = Parameter(_empty((self.in_features, self.out_features), dtype)._data.T)
+        # PyTorch's layout, row-major (out, in): views of weight.data and weight.grad
+        # (pruning masks, gradient masks) write into the parameter itself
+        self.weight = _empty((self.out_features, self.in_features), dtype)
         if bias:
             self.bias = _empty((self.out_features,), dtype)
         else:
@@ -139,12 +137,6 @@ class Linear(Module):
         # the registry directly: self.weight would first miss and go through Module.__getattr__
         params = self._parameters
         return _linear(x, params["weight"], params["bias"])
-
-    def forward_relu(self, x: Any) -> Tensor:
-        """``relu(self.forward(x))`` as one op (:func:`taugrad.tensors.ops.matmul.linear_relu`); Sequential uses it."""
-        x = self._checked_input(x)
-        params = self._parameters
-        return _linear_relu(x, params["weight"], params["bias"])
 
     def _checked_input(self, x: Any) -> Tensor:
         x = _as_tensor(x)
@@ -414,27 +406,12 @@ class Unflatten(Module):
 # ---------------------------------------------------------------------------
 
 
-def _linear_then_relu(first: Module, second: Module) -> bool:
-    """A plain Linear feeding a plain ReLU, neither with a forward hook or its own ``forward``.
-
-    Then nothing can see the pre-activation, so the two may run as one op.
-    """
-    if type(first) is not Linear or type(second) is not ReLU:
-        return False
-    own_first, own_second = first.__dict__, second.__dict__
-    return not (own_first.get("_forward_hooks") or own_second.get("_forward_hooks")
-                or "forward" in own_first or "forward" in own_second)
-
-
 class Sequential(SequentialMethods, Module):
     """Modules applied one after another; registered as ``"0"``, ``"1"``, ... (or by name from an OrderedDict).
 
     ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))`` has the state-dict keys
     ``0.weight, 0.bias, 2.weight, 2.bias``, as ``torch.nn.Sequential`` does.
-
-    A plain ``Linear`` followed by a plain ``ReLU`` (neither with a forward hook
-    or its own ``forward``) runs as one op, ``linear_relu``: the same numbers,
-    the ReLU done in place on the fresh product, one graph node instead of two.
+    Each module is called in turn (its hooks run, its op shows in the graph).
     """
 
     def __init__(self, *modules: Any) -> None:
@@ -447,17 +424,8 @@ class Sequential(SequentialMethods, Module):
                 self.add_module(str(index), module)
 
     def forward(self, x: Any) -> Any:
-        modules = tuple(self._modules.values())
-        last = len(modules) - 1
-        i = 0
-        while i <= last:
-            module = modules[i]
-            if i < last and _linear_then_relu(module, modules[i + 1]):
-                x = module.forward_relu(x)  # one op, the ReLU in place: the same numbers, less memory
-                i += 2
-            else:
-                x = module(x)
-                i += 1
+        for module in self._modules.values():
+            x = module(x)
         return x
 
 

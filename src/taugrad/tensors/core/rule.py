@@ -46,13 +46,21 @@ class Rule:
       ``g`` when the pass owns it (ReLU masks ``g`` in place, as a
       hand-written backward does); it returns ``g`` once or new arrays;
     * ``name_of`` -- optional ``node -> name`` when one rule serves several
-      names (a custom Function reports the user's class).
+      names (a custom Function reports the user's class);
+    * ``shows`` -- optional ``node -> (name, inputs)``: the node as PyTorch's
+      ``grad_fn`` shows the same code, where that is not one node named after
+      the op (``linear`` is PyTorch's ``addmm`` of a ``t``).  ``inputs`` lists,
+      in PyTorch's order, parent indices, None (an input PyTorch records but
+      that takes no gradient) and nested ``(name, inputs)`` for PyTorch's
+      inner nodes.  After ``backward()`` freed the node it has no parents and
+      ``shows`` gives what the output alone tells.
     """
 
-    __slots__ = ("op", "backward", "reads", "twice", "gives", "overwrite", "name_of")
+    __slots__ = ("op", "backward", "reads", "twice", "gives", "overwrite", "name_of", "shows")
 
     def __init__(self, op: str, backward: Callable, reads=(), twice: bool = True, gives: Optional[str] = None,
-                 overwrite: Optional[Callable] = None, name_of: Optional[Callable] = None):
+                 overwrite: Optional[Callable] = None, name_of: Optional[Callable] = None,
+                 shows: Optional[Callable] = None):
         self.op = op
         self.backward = backward
         self.reads = reads if callable(reads) else tuple(reads)
@@ -60,6 +68,7 @@ class Rule:
         self.gives = gives
         self.overwrite = overwrite
         self.name_of = name_of
+        self.shows = shows
 
     def __repr__(self) -> str:
         return f"<rule {self.op}>"
@@ -69,13 +78,23 @@ class Rule:
         return self.backward.__doc__ or ""
 
 
-def rule(op: str, reads=(), twice: bool = True, gives: Optional[str] = None, name_of: Optional[Callable] = None):
+def rule(op: str, reads=(), twice: bool = True, gives: Optional[str] = None, name_of: Optional[Callable] = None,
+         shows: Optional[Callable] = None):
     """Decorator: make a :class:`Rule` of the decorated ``backward`` function."""
 
     def make_rule(backward: Callable) -> Rule:
-        return Rule(op, backward, reads, twice, gives, name_of=name_of)
+        return Rule(op, backward, reads, twice, gives, name_of=name_of, shows=shows)
 
     return make_rule
+
+
+def shown_as(name: str) -> Callable:
+    """A ``shows`` for an op that PyTorch records as one node of another name, with the same inputs."""
+
+    def shows(node) -> tuple:
+        return name, tuple(range(len(node._prev)))
+
+    return shows
 
 
 def overwriting(base: Rule):

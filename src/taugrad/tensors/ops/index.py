@@ -212,7 +212,13 @@ def getitem_backward(g, out, ins, node):
     return (A.scatter_add(g, key, ins[0].shape, unique),)
 
 
-def _index(x: Tensor, k, unique: bool, basic: bool, perm) -> Tensor:
+@rule("embedding")
+def embedding_backward(g, out, ins, node):
+    """z = table[index] (rows of a table):  grad_table = zeros with g's rows added at index (repeats summed)."""
+    return getitem_backward.backward(g, out, ins, node)
+
+
+def _index(x: Tensor, k, unique: bool, basic: bool, perm, rule_fn=getitem_backward) -> Tensor:
     try:
         data = x._data[k]
     except (IndexError, ValueError, TypeError) as error:
@@ -223,7 +229,7 @@ def _index(x: Tensor, k, unique: bool, basic: bool, perm) -> Tensor:
         return make_view(data, x, (x,), getitem_backward, (k, unique, None))
     if perm is not None:
         data = data.transpose(perm)
-    return make(data, (x,), getitem_backward, (k, unique, perm))
+    return make(data, (x,), rule_fn, (k, unique, perm))
 
 
 @register("getitem", methods=("__getitem__",))
@@ -236,13 +242,13 @@ def getitem(x: Tensor, key) -> Tensor:
 def rows_at(x: Tensor, index) -> Tensor:
     """``x[index]`` for an integer array ``index`` on ``x``'s device that its caller has already checked.
 
-    ``embedding`` and ``take`` check their indices themselves, each with its
-    own message; through :func:`getitem` a device index would be checked a
-    second time (five more array operations, each a kernel launch on a GPU).
-    The result and its gradient are getitem's: the rows picked, and ``g``
-    added back at ``index`` (repeats summed).
+    ``embedding`` checks its indices itself, with its own message; through
+    :func:`getitem` a device index would be checked a second time (five more
+    array operations, each a kernel launch on a GPU).  The result and its
+    gradient are getitem's: the rows picked, and ``g`` added back at
+    ``index`` (repeats summed); the node is named ``embedding``, as PyTorch's.
     """
-    return _index(x, index, False, False, None)
+    return _index(x, index, False, False, None, embedding_backward)
 
 
 @register("index_numpy")
@@ -340,4 +346,4 @@ def take(x: Tensor, index) -> Tensor:
         raise TypeError(f"take: index must be an integer tensor, got dtype {idx.dtype}")
     n = x._data.size
     idx = checked_index(idx, n, ("take", n), f"take: index out of range for a tensor of {n} elements")
-    return rows_at(forward_of("reshape")(x, (-1,)), idx)
+    return _index(forward_of("reshape")(x, (-1,)), idx, False, False, None)  # checked: not again by getitem

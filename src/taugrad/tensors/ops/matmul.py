@@ -17,14 +17,34 @@ import numpy as np
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.dtypes import DtypeMismatchError
-from taugrad.tensors.core.node import array_module, check_same_device, device_mismatch, make, operand
+from taugrad.tensors.core.node import check_same_device, device_mismatch, make, operand
 from taugrad.tensors.core.node import Tensor
-from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, register, rule
 
 ndarray = np.ndarray
 
 
-@rule("matmul", reads=(0, 1), gives=NEW)
+def _matmul_picture(node):
+    """PyTorch's nodes for ``a @ b``: ``dot``, ``mv`` or ``mm`` by the operands' ranks, a vector on the
+    left made a row by ``unsqueeze`` and squeezed back, a batch of rows on the left flattened by ``view``;
+    batched products keep the name ``MatmulBackward0``."""
+    prev = node._prev
+    if not prev:  # freed by backward: the output's rank tells the matrix and dot cases
+        rank = node._data.ndim
+        return ("DotBackward0", ()) if rank == 0 else ("MmBackward0", ()) if rank == 2 else None
+    ra, rb = prev[0]._data.ndim, prev[1]._data.ndim
+    if rb == 2 and ra == 2:
+        return "MmBackward0", (0, 1)
+    if rb == 1:
+        return ("DotBackward0", (0, 1)) if ra == 1 else ("MvBackward0", (0, 1)) if ra == 2 else None
+    if rb == 2 and ra == 1:
+        return "SqueezeBackward4", (("MmBackward0", (("UnsqueezeBackward0", (0,)), 1)),)
+    if rb == 2:
+        return "UnsafeViewBackward0", (("MmBackward0", (("ViewBackward0", (0,)), 1)),)
+    return None
+
+
+@rule("matmul", reads=(0, 1), gives=NEW, shows=_matmul_picture)
 def matmul_backward(g, out, ins, node):
     """Z = A B:  dL/dA = G B^T,  dL/dB = A^T G  (with 1-D and batch cases)."""
     a, b = ins
@@ -82,7 +102,24 @@ def rmatmul(a: Tensor, b) -> Tensor:
     return matmul(operand(b, a), a)
 
 
-@rule("linear", reads=(0, 1), gives=G_OR_NEW)
+def _linear_picture(node):
+    """PyTorch's nodes for ``linear``: ``addmm(b, x, W.t())`` (``mm(x, W.t())`` without a bias), with an
+    input that is not a matrix flattened to rows by ``view`` and the result viewed back (a vector
+    without a bias: ``unsqueeze`` and ``squeeze``).  Once freed, a bias is assumed (nn.Linear's default)."""
+    prev = node._prev
+    rank = prev[0]._data.ndim if prev else node._data.ndim
+    bias = len(prev) != 2
+    weight_t = ("TBackward0", (1,))
+    if rank == 2:
+        return ("AddmmBackward0", (2, 0, weight_t)) if bias else ("MmBackward0", (0, weight_t))
+    if bias:
+        return "ViewBackward0", (("AddmmBackward0", (2, ("ViewBackward0", (0,)), weight_t)),)
+    if rank == 1:
+        return "SqueezeBackward4", (("MmBackward0", (("UnsqueezeBackward0", (0,)), weight_t)),)
+    return "UnsafeViewBackward0", (("MmBackward0", (("ViewBackward0", (0,)), weight_t)),)
+
+
+@rule("linear", reads=(0, 1), gives=G_OR_NEW, shows=_linear_picture)
 def linear_backward(g, out, ins, node):
     """Z = X W^T + b:  dL/dX = G W,  dL/dW = G^T X (batch axes flattened),  dL/db = G summed to b's shape."""
     x, w = ins[0], ins[1]
@@ -97,8 +134,8 @@ def linear_backward(g, out, ins, node):
     if prev[1].requires_grad:
         x2 = x if x.ndim == 2 else x.reshape((-1, x.shape[-1]))
         # G^T X = (X^T G)^T: pick the one laid out like the weight, so the
-        # optimizer's update runs over contiguous memory.  nn.Linear's weight is
-        # column-major (the test is inline: this rule runs for every layer, every step)
+        # optimizer's update runs over contiguous memory whichever layout the caller
+        # chose (the test is inline: this rule runs for every layer, every step)
         if not isinstance(w, Tensor) and w.strides[0] < w.strides[1]:  # an array of any backend
             grad_w = (x2.T @ g2).T
         else:
@@ -113,40 +150,11 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     """``x @ weight.T + bias`` as one op; ``weight`` has shape (out_features, in_features).
 
     One node instead of two, and the bias is added in place into the fresh
-    product (the speed of a hand-written NumPy layer).  ``nn.Linear`` stores
-    its weight column by column, so ``weight.T`` is row-major and the product
-    runs on the layout BLAS is fastest with.
+    product (the speed of a hand-written NumPy layer).  ``weight.T`` is a view:
+    BLAS reads the row-major weight as a transposed operand, with no copy.
     """
     data, parents = _linear_data(x, weight, bias, "linear")
     return make(data, parents, linear_backward)
-
-
-@rule("linear_relu", reads=(0, 1, "out"), gives=NEW)
-def linear_relu_backward(g, out, ins, node):
-    """Z = relu(X W^T + b):  the ReLU's rule (G where Z != 0, else 0), then the linear one."""
-    return linear_backward.backward(g * (out != 0), out, ins, node)
-
-
-@overwriting(linear_relu_backward)
-def linear_relu_backward_in_place(g, out, ins, node):
-    """The same rule for a ``g`` the backward pass owns: mask it in place first."""
-    g *= out != 0
-    return linear_backward.backward(g, out, ins, node)
-
-
-@register("linear_relu")
-def linear_relu(x: Tensor, weight: Tensor, bias=None) -> Tensor:
-    """``relu(x @ weight.T + bias)`` as one op (``nn.Sequential`` runs ``Linear, ReLU`` through it).
-
-    The ReLU works in place on the fresh product, as a hand-written layer's
-    ``np.maximum(h, 0, out=h)``: no second array, no second node.  The
-    gradient is the two rules in turn, the ReLU's mask read from the output.
-    """
-    data, parents = _linear_data(x, weight, bias, "linear_relu")
-    if data.dtype.kind not in "fiu":
-        raise TypeError(f"linear_relu: not supported for dtype {data.dtype}")
-    array_module(data).maximum(data, 0, out=data)  # nan stays nan, as relu()
-    return make(data, parents, linear_relu_backward)
 
 
 def _linear_data(x: Tensor, weight, bias, op: str):

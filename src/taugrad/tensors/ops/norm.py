@@ -27,7 +27,7 @@ import numpy as np
 from taugrad.tensors.core.backend import device_of, move_like
 from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor, array_module, bump_version, constant, make
-from taugrad.tensors.core.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule, shown_as
 
 
 def _floating_input(x, op: str, min_dims: int) -> Tensor:
@@ -214,7 +214,7 @@ def _update_running(buffer, stat, momentum: float, op: str) -> None:
     bump_version(buffer)
 
 
-@rule("layer_norm", reads=(0, 1), gives=NEW)
+@rule("layer_norm", reads=(0, 1), gives=NEW, shows=shown_as("NativeLayerNormBackward0"))
 def layer_norm_backward(g, out, ins, node):
     """y = xhat w + b with xhat = (x - mean) / s, s = sqrt(var + eps), over the D values of each row:
 
