@@ -1,7 +1,7 @@
 """Adam and AdamW step a group of CPU parameters as one gathered array, with the per-parameter rule's numbers.
 
-The parameters are copied into one array, each in its own memory layout (an
-``nn.Linear`` weight is column-major), the rule runs once, and the results
+The parameters are copied into one array, each in its own memory layout (a
+weight may be given column-major), the rule runs once, and the results
 are copied back; the optimizer's state lives in flat arrays handed out as
 per-parameter views.  Every variant must EQUAL the rule run parameter by
 parameter: across steps, through ``state_dict``, and when a parameter's
@@ -46,10 +46,10 @@ def _train(make, gather: bool, steps: int = 4, relayout_at=None):
     optimizer._update = lambda *args: (calls.append(1), update(*args))[1]
     x, y = _batch()
     for step in range(steps):
-        if step == relayout_at:  # the first weight, column-major until now, becomes row-major
+        if step == relayout_at:  # the first weight, row-major until now, becomes column-major
             weight = model[0].weight
-            weight.data = taugrad.tensor(np.ascontiguousarray(weight.detach().numpy()))
-            assert weight.detach().numpy().flags.c_contiguous
+            weight.data = taugrad.from_numpy(np.asfortranarray(weight.detach().numpy()))
+            assert weight.detach().numpy().flags.f_contiguous
         optimizer.zero_grad()
         F.cross_entropy(model(x), y).backward()
         optimizer.step()

@@ -312,12 +312,32 @@ class Tensor:
         return self._data.ndim
 
     def stride(self, dim=None):
-        """Steps between neighbours along each dimension, in elements (as torch; NumPy counts bytes)."""
-        itemsize = self._data.itemsize
-        strides = tuple(s // itemsize for s in self._data.strides)
+        """Steps between neighbours along each dimension, in elements (as torch; NumPy counts bytes).
+
+        Where the step of a size-1 dimension means nothing, PyTorch's value is
+        given: NumPy's 0 for an inserted dimension (``x[None]``) reads as the
+        size times the step of the dimension after it (1 for the last), and
+        an empty tensor has the row-major steps of its shape, sizes 0 counted as 1.
+        """
+        data = self._data
+        itemsize = data.itemsize
+        shape = data.shape
+        strides = [s // itemsize for s in data.strides]
+        after = 1  # the step a size-1 dimension would get, from the dimension after it
+        for i in range(len(shape) - 1, -1, -1):
+            if data.size == 0 or (shape[i] == 1 and strides[i] == 0):
+                strides[i] = after
+            after = strides[i] * shape[i] if data.size else after * max(shape[i], 1)
         if dim is None:
-            return strides
-        return strides[normalize_dim(dim, self._data.ndim, "stride")]
+            return tuple(strides)
+        return strides[normalize_dim(dim, data.ndim, "stride")]
+
+    def data_ptr(self) -> int:
+        """The address of the first element, as ``torch.Tensor.data_ptr``: a view starts inside its base."""
+        data = self._data
+        if isinstance(data, np.ndarray):
+            return data.__array_interface__["data"][0]
+        return int(data.data.ptr)  # CuPy's device pointer
 
     def is_floating_point(self) -> bool:
         """True for float16/32/64 (and bfloat16) tensors."""

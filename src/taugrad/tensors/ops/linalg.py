@@ -14,7 +14,7 @@ import numpy as np
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim, normalize_dims
 from taugrad.tensors.core.errstate import quiet
-from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, constant, make, operand
+from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, constant, make, make_view, operand
 from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 
@@ -77,14 +77,20 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
 
 
+@rule("diagonal")
+def diagonal_backward(g, out, ins, node):
+    """z = diagonal k of a over dims (d1, d2), as a new last dim:  grad_a = zeros with g written on that diagonal."""
+    key, moved_shape, inverse = node._ctx
+    return (A.permute(A.scatter_add(g, key, moved_shape, True), inverse),)
+
+
 @register("diagonal", methods=("diagonal",))
 def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The diagonal ``offset`` of the matrices spanned by ``dim1`` and ``dim2``, as a new last dim.
 
     ``out[..., i] = x[..., i + max(-offset, 0), ..., i + max(offset, 0), ...]``
-    (those two dims removed): ``x`` with the two dims moved last, indexed at
-    the diagonal's (rows, cols), so the gradient is indexing's.  A copy, not a
-    view as in PyTorch: writing into it does not change ``x``.
+    (those two dims removed).  A view, as in PyTorch: writing into it writes
+    into ``x``.  The gradient writes ``g`` on that diagonal of zeros.
     """
     k = operator.index(offset)
     ndim = x._data.ndim
@@ -93,9 +99,15 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     d1, d2 = normalize_dim(dim1, ndim, "diagonal"), normalize_dim(dim2, ndim, "diagonal")
     if d1 == d2:
         raise ValueError(f"diagonal: dim1 and dim2 must differ, both are {dim1}")
-    moved = forward_of("movedim")(x, (d1, d2), (-2, -1))
-    rows, cols = _diagonal_key(array_module(x._data), x.shape[d1], x.shape[d2], k)
-    return forward_of("index_numpy")(moved, (Ellipsis, rows, cols))
+    data = x._data
+    xp = array_module(data)
+    out = xp.diagonal(data, k, d1, d2)
+    if not out.flags.writeable and data.flags.writeable:
+        out.flags.writeable = True  # NumPy hands out its diagonal read-only; PyTorch's is a view to write through
+    perm = [d for d in range(ndim) if d not in (d1, d2)] + [d1, d2]
+    rows, cols = _diagonal_key(xp, x.shape[d1], x.shape[d2], k)
+    ctx = ((Ellipsis, rows, cols), tuple(x.shape[d] for d in perm), tuple(sorted(range(ndim), key=perm.__getitem__)))
+    return make_view(out, x, (x,), diagonal_backward, ctx)
 
 
 @rule("trace")

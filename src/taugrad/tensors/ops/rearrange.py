@@ -15,7 +15,7 @@ import numpy as np
 
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.backend import to_host
-from taugrad.tensors.core.node import Tensor, array_module, make
+from taugrad.tensors.core.node import Tensor, array_module, make, make_view
 from taugrad.tensors.core.rule import forward_of, register, rule
 
 
@@ -214,13 +214,19 @@ def t(x: Tensor) -> Tensor:
         raise ValueError(f"t: expects a tensor of at most 2 dimensions, got shape {x.shape}; use transpose or mT")
     if x._data.ndim < 2:
         return x
-    return forward_of("transpose")(x, 0, 1)
+    return make_view(x._data.T, x, (x,), t_backward)
+
+
+@rule("t")
+def t_backward(g, out, ins, node):
+    """z = a^T (a matrix):  the gradient transposed back."""
+    return (g.T,)
 
 
 @register("view_as", methods=("view_as",))
 def view_as(x: Tensor, other) -> Tensor:
-    """``x.view(other.shape)``."""
-    return forward_of("reshape")(x, tuple(other.shape))
+    """``x.view(other.shape)``: a view, or PyTorch's error where ``x``'s strides cannot give one."""
+    return forward_of("view")(x, tuple(other.shape))
 
 
 @register("reshape_as", methods=("reshape_as",))
@@ -231,15 +237,21 @@ def reshape_as(x: Tensor, other) -> Tensor:
 
 @register("contiguous", methods=("contiguous",))
 def contiguous(x: Tensor, memory_format=None) -> Tensor:
-    """``x`` itself: taugrad has no layouts an op could need to change (as PyTorch for a contiguous tensor)."""
-    return x
+    """``x`` itself when it is contiguous, else a row-major copy in the graph (``CloneBackward0``), as PyTorch.
+
+    Code that calls ``view`` after ``contiguous()`` relies on the copy: a
+    transpose's memory cannot be viewed in most other shapes.
+    """
+    if x._data.flags.c_contiguous:
+        return x
+    return forward_of("clone")(x)  # a copy is row-major (NumPy's and CuPy's default order)
 
 
 @register("is_contiguous", methods=("is_contiguous",))
 def is_contiguous(x: Tensor, memory_format=None) -> bool:
-    """True: every op takes any layout and ``contiguous()`` returns the tensor itself, so code that
-    asks before calling ``contiguous()`` (or after, as torch promises) gets the answer it needs."""
-    return True
+    """Whether the elements lie in row-major order with no gaps (steps of size-1 dimensions do not count),
+    as PyTorch: a transpose, a strided slice or an expanded tensor is not contiguous."""
+    return bool(x._data.flags.c_contiguous)
 
 
 @register("diff", methods=("diff",))

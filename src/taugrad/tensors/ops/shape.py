@@ -17,7 +17,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.dtypes import result_type
 from taugrad.tensors.core.node import array_module, check_same_device, device_mismatch, make, make_view
-from taugrad.tensors.core.rule import register, rule
+from taugrad.tensors.core.rule import register, rule, shown_as
 from taugrad.tensors.core.node import Tensor, to_array
 
 
@@ -36,15 +36,38 @@ def _shape_args(shape, op: str) -> tuple:
 # ---------------------------------------------------------------------------
 
 
-@rule("reshape")
+def _reshape_picture(node):
+    """PyTorch's nodes for ``reshape``: a ``view`` where the result shares memory, else a copy viewed."""
+    if node._base is not None:
+        return "ViewBackward0", (0,) if node._prev else ()
+    return "UnsafeViewBackward0", (("CloneBackward0", (0,)),) if node._prev else ()
+
+
+@rule("reshape", shows=_reshape_picture)
 def reshape_backward(g, out, ins, node):
     """z = a reshaped: the gradient reshaped back to a's shape."""
     return (g.reshape(ins[0].shape),)
 
 
-@register("reshape", methods=("reshape", "view"))
+@register("view", methods=("view",))
+def view(x: Tensor, *shape) -> Tensor:
+    """The same memory seen in a new shape (one size may be -1), as PyTorch's ``view``.
+
+    Where ``x``'s strides cannot give the new shape without copying (most
+    shapes of a transpose), PyTorch's RuntimeError: a view that silently
+    copied would lose every write made through it.
+    """
+    out = reshape(x, *shape)
+    if out._base is None and out._data.size:
+        raise RuntimeError(f"view size is not compatible with input tensor's size and stride (at least one "
+                           f"dimension spans across two contiguous subspaces): view{tuple(out.shape)} of shape "
+                           f"{tuple(x.shape)} with stride {x.stride()}. Use .reshape(...) instead.")
+    return out
+
+
+@register("reshape", methods=("reshape",))
 def reshape(x: Tensor, *shape) -> Tensor:
-    """The same elements in a new shape (one size may be -1); also ``view``."""
+    """The same elements in a new shape (one size may be -1): a view when ``x``'s strides allow it, else a copy."""
     shape = _shape_args(shape, "reshape")
     if builtins.any(n < -1 for n in shape):  # NumPy takes any negative size as -1
         raise ValueError(f"reshape: invalid size in {shape}: sizes are >= 0, or -1 for the one inferred")
@@ -98,7 +121,14 @@ def _prod(values) -> int:
     return n
 
 
-@rule("squeeze")
+def _squeeze_picture(node):
+    """PyTorch numbers its squeeze nodes by the form of ``dim``: none 0, one 1, a tuple 2."""
+    dim = node._ctx
+    return f"SqueezeBackward{0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1}", \
+        (0,) if node._prev else ()
+
+
+@rule("squeeze", shows=_squeeze_picture)
 def squeeze_backward(g, out, ins, node):
     return (g.reshape(ins[0].shape),)
 
@@ -115,10 +145,10 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
             for d in dims:
                 if d not in (0, -1):
                     raise IndexError(f"squeeze: dim {d} out of range for a 0-d tensor")
-            return make_view(x._data, x, (x,), squeeze_backward)
+            return make_view(x._data, x, (x,), squeeze_backward, dim)
         drop = {normalize_dim(d, x._data.ndim, "squeeze") for d in dims}
         new = tuple(n for i, n in enumerate(shape) if not (i in drop and n == 1))
-    return make_view(x._data.reshape(new), x, (x,), squeeze_backward)
+    return make_view(x._data.reshape(new), x, (x,), squeeze_backward, dim)
 
 
 @rule("unsqueeze")
@@ -173,7 +203,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     return make_view(array_module(x._data).transpose(x._data, perm), x, (x,), permute_backward, inverse)
 
 
-@rule("T")
+@rule("T", shows=shown_as("PermuteBackward0"))
 def full_transpose_backward(g, out, ins, node):
     """z = a with all axes reversed: reverse them again."""
     return (g.T,)
