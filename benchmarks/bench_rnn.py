@@ -8,7 +8,7 @@ state dict loaded into taugrad) and see the same batches, so the printed losses
 must agree.  Times: median ms per step over alternating rounds
 (``_timing.alternate``), the median of the per-round ratios and its 95% interval.
 
-    PYTHONPATH=src python benchmarks/bench_rnn.py [--rounds 15] [--number 3] [--threads 1]
+    PYTHONPATH=src python benchmarks/bench_rnn.py [--rounds 15] [--number 3] [--threads 1] [--model LSTM|GRU|RNN]
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ parser.add_argument("--layers", type=int, default=2)
 parser.add_argument("--seq", type=int, default=35)
 parser.add_argument("--batch", type=int, default=20)
 parser.add_argument("--input", type=int, default=200)
+parser.add_argument("--model", choices=("LSTM", "GRU", "RNN"), default="LSTM")
 args = parser.parse_args()
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[var] = str(args.threads)
@@ -43,8 +44,8 @@ rng = np.random.default_rng(0)
 x = rng.standard_normal((args.seq, args.batch, args.input)).astype(np.float32)
 target = rng.standard_normal((args.seq, args.batch, args.hidden)).astype(np.float32)
 
-theirs = torch.nn.LSTM(args.input, args.hidden, args.layers)
-ours = taugrad.nn.LSTM(args.input, args.hidden, args.layers)
+theirs = getattr(torch.nn, args.model)(args.input, args.hidden, args.layers)
+ours = getattr(taugrad.nn, args.model)(args.input, args.hidden, args.layers)
 ours.load_state_dict({k: v.detach().numpy().copy() for k, v in theirs.state_dict().items()})
 opt_t = torch.optim.SGD(theirs.parameters(), lr=0.1)
 opt_o = taugrad.optim.SGD(ours.parameters(), lr=0.1)
@@ -79,7 +80,7 @@ for i in range(3):
 samples = _timing.alternate({"torch": step_torch, "taugrad": step_taugrad}, rounds=args.rounds, number=args.number)
 ratios = [a / b for a, b in zip(samples["taugrad"], samples["torch"])]
 low, high = _timing.median_interval(ratios)
-print(f"LSTM({args.input}, {args.hidden}, num_layers={args.layers}), seq {args.seq}, batch {args.batch}, "
+print(f"{args.model}({args.input}, {args.hidden}, num_layers={args.layers}), seq {args.seq}, batch {args.batch}, "
       f"float32, {args.threads} thread(s), SGD step")
 print(f"  torch   {1e3 * _timing.median(samples['torch']):8.2f} ms/step")
 print(f"  taugrad {1e3 * _timing.median(samples['taugrad']):8.2f} ms/step")
