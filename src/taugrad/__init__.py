@@ -15,7 +15,7 @@ from taugrad.scalar import Value
 # the tensor engine: importing the method table binds the ops to Tensor
 from taugrad.tensors.methods import Tensor
 from taugrad.tensors.engine import GraphReleasedError
-from taugrad.tensors.dtypes import (  # torch's dtype names (taugrad.float is float32, taugrad.long int64)
+from taugrad.tensors.core.dtypes import (  # torch's dtype names (taugrad.float is float32, taugrad.long int64)
     bfloat16, bool_ as bool, complex64, complex64 as cfloat, complex128, complex128 as cdouble, dtype,
     float16, float16 as half, float32, float32 as float, float64, float64 as double, get_default_dtype, int8,
     int16, int16 as short, int32, int32 as int, int64, int64 as long, promote_types, set_default_dtype, uint8,
@@ -25,28 +25,30 @@ from taugrad.tensors.ops.creation import (
     arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace, logspace, numel, ones, ones_like,
     rand, rand_like, randint, randint_like, randn, randn_like, randperm, tensor, zeros, zeros_like,
 )
-from taugrad.tensors.generator import (
+from taugrad.tensors.core.generator import (
     Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
-from taugrad.tensors.device import device, get_default_device, set_default_device
+from taugrad.tensors.core.device import device, get_default_device, set_default_device
 from taugrad.tensors.ops.conversion import from_dlpack  # zero-copy exchange with torch, CuPy, JAX, NumPy
 from taugrad.tensors.ops.random import bernoulli, multinomial, normal, poisson
 from taugrad.tensors.ops.elementwise import (
-    abs, clip, clip as clamp, cos, erf, exp, gelu, log, log1p, maximum, minimum, relu, sigmoid, sin,
-    sqrt, tanh, where,
+    abs, clip, clip as clamp, erf, gelu, maximum, minimum, relu, sigmoid, sqrt, where,
 )
+from taugrad.tensors.ops.trig import cos, sin, tanh
+from taugrad.tensors.ops.explog import exp, log, log1p
 from taugrad.tensors.ops.reduce import amax, amin, argmax, argmin, logsumexp, max, mean, min, std, sum, var
 from taugrad.tensors.ops.matmul import matmul
 from taugrad.tensors.ops.shape import (
     cat, chunk, concatenate, expand, flatten, pad, permute, reshape, split, squeeze, stack, transpose, unsqueeze,
 )
-from taugrad.tensors.ops.losses import log_softmax, softmax
+from taugrad.tensors.ops.softmax import log_softmax, softmax
 from taugrad.tensors.ops.reduce import all, any
 from taugrad.tensors.ops.elementwise import bitwise_not, logical_and, logical_not, logical_or, logical_xor
-from taugrad.tensors.ops.elementary import (
-    acos, acos as arccos, asin, asin as arcsin, atan, atan as arctan, atan2, atan2 as arctan2, clamp_max,
-    clamp_min, cosh, exp2, expm1, log2, log10, rsqrt, sinh, square, tan,
+from taugrad.tensors.ops.trig import (
+    acos, acos as arccos, asin, asin as arcsin, atan, atan as arctan, atan2, atan2 as arctan2, cosh, sinh, tan,
 )
+from taugrad.tensors.ops.explog import exp2, expm1, log2, log10
+from taugrad.tensors.ops.elementary import clamp_max, clamp_min, rsqrt, square
 from taugrad.tensors.ops.masking import tril, triu
 from taugrad.tensors.ops.gather import (
     gather, index_add, index_select, masked_fill, masked_select, scatter, scatter_add, take_along_dim,
@@ -69,10 +71,10 @@ from taugrad.tensors.ops.masking import nonzero
 from taugrad.tensors.ops.rearrange import diff
 from taugrad.tensors.ops.shape import unflatten
 from taugrad.tensors.ops.elementwise import ceil, floor, neg, neg as negative, round, sign, trunc, trunc as fix
-from taugrad.tensors.node import is_tensor
-from taugrad.tensors.dtypes import finfo, iinfo
+from taugrad.tensors.core.node import is_tensor
+from taugrad.tensors.core.dtypes import finfo, iinfo
 from taugrad.tensors.core.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
-from taugrad.tensors.printing import set_printoptions
+from taugrad.tensors.core.printing import set_printoptions
 from taugrad.tensors.ops.elementwise import (  # comparisons as functions, with torch's long names
     addcdiv, addcmul, eq, ge, ge as greater_equal, gt, gt as greater, le, le as less_equal, lt, lt as less, ne,
     ne as not_equal,
@@ -82,7 +84,8 @@ from taugrad.tensors.ops.index import select, take
 from taugrad.tensors.ops.linalg import diagonal
 from taugrad.tensors.ops.matmul import tensordot
 from taugrad.tensors.ops.gather import index_fill
-from taugrad.tensors.ops.elementary import deg2rad, frac, rad2deg
+from taugrad.tensors.ops.trig import deg2rad, rad2deg
+from taugrad.tensors.ops.elementary import frac
 from taugrad.tensors.ops.compare import signbit
 from taugrad.tensors.ops.elementwise import bitwise_and, bitwise_or, bitwise_xor
 from taugrad.tensors.ops.elementwise import clone
@@ -92,16 +95,15 @@ from taugrad.tensors.ops.sorting import bucketize, searchsorted
 from taugrad.tensors.ops.shape import atleast_1d, atleast_2d, atleast_3d
 from taugrad.tensors.ops.creation import scalar_tensor, tril_indices, triu_indices
 from taugrad.tensors.custom_function import Function, FunctionCtx
-from taugrad.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
-from taugrad.out_param import div as divide, div as true_divide
+from taugrad.tensors.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
+from taugrad.tensors.out_param import div as divide, div as true_divide
 
 # libraries on top of the engines
-from taugrad import autograd, data, func, functional, nn, optim, utils
+from taugrad import autograd, data, datasets, func, functional, nn, optim, utils
 from taugrad import linalg  # torch.linalg's norms
-from taugrad import distributions  # probability distributions, as torch.distributions
 from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
 from taugrad.autograd import grad  # one grad() for Tensors and Values
-from taugrad.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from taugrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
 from taugrad.compile import compile  # noqa: A001 - capture a step once, replay its kernels (torch.compile's name)
 

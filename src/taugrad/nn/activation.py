@@ -1,8 +1,8 @@
 """Activation modules beyond those in :mod:`taugrad.nn.layers`, each calling its function in
 :mod:`taugrad.nn.functional`; their reprs are PyTorch's (``LeakyReLU(negative_slope=0.2)``).
 
-``inplace=True`` is accepted and computes out of place (the result is the same
-unless other code holds the input; it appears in the repr as in PyTorch).
+``inplace=True`` writes the result into the input and returns it, as PyTorch
+does (a forward hook or a residual that reuses the input sees the new values).
 """
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any, Optional
 import taugrad.nn.functional as F
 from taugrad.nn.module import Module
 from taugrad.tensors.core.node import Tensor
-from taugrad.tensors.ops.losses import log_softmax, softmax
 
 __all__ = ["Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign",
            "LogSigmoid", "SELU", "CELU", "Mish", "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Threshold",
@@ -24,13 +23,6 @@ def _inplace(inplace: bool, first: bool = True) -> str:
     return "inplace=True" if first else ", inplace=True"
 
 
-def _legacy_dim(dim: Optional[int], ndim: int) -> int:
-    """PyTorch's choice when no ``dim`` is given: 0 for 0-, 1- and 3-d inputs, else 1 (it warns; so should you)."""
-    if dim is not None:
-        return dim
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class Softmax(Module):
     """``exp(x) / sum(exp(x))`` along ``dim``."""
 
@@ -39,7 +31,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Any) -> Tensor:
-        return softmax(input, _legacy_dim(self.dim, getattr(input, 'ndim', 1)))
+        return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -49,7 +41,7 @@ class LogSoftmax(Softmax):
     """``x - logsumexp(x)`` along ``dim``."""
 
     def forward(self, input: Any) -> Tensor:
-        return log_softmax(input, _legacy_dim(self.dim, getattr(input, 'ndim', 1)))
+        return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
 class SiLU(Module):
@@ -60,7 +52,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.silu(input)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace(self.inplace)
@@ -75,7 +67,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope)
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}{_inplace(self.inplace, False)}"
@@ -90,7 +82,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.elu(input, self.alpha)
+        return F.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace(self.inplace, False)}"
@@ -123,7 +115,7 @@ class Hardtanh(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.hardtanh(input, self.min_val, self.max_val)
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace(self.inplace, False)}"
@@ -161,7 +153,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.selu(input)
+        return F.selu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace(self.inplace)
@@ -176,7 +168,7 @@ class CELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.celu(input, self.alpha)
+        return F.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace(self.inplace, False)}"
@@ -186,7 +178,7 @@ class Mish(SELU):
     """``x * tanh(softplus(x))``."""
 
     def forward(self, input: Any) -> Tensor:
-        return F.mish(input)
+        return F.mish(input, self.inplace)
 
 
 class Hardswish(Module):
@@ -197,14 +189,14 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.hardswish(input)
+        return F.hardswish(input, self.inplace)
 
 
 class Hardsigmoid(Hardswish):
     """``relu6(x + 3) / 6``."""
 
     def forward(self, input: Any) -> Tensor:
-        return F.hardsigmoid(input)
+        return F.hardsigmoid(input, self.inplace)
 
 
 class GLU(Module):
@@ -225,7 +217,7 @@ class Softmin(Softmax):
     """``softmax(-x)`` along ``dim``."""
 
     def forward(self, input: Any) -> Tensor:
-        return F.softmin(input, _legacy_dim(self.dim, getattr(input, 'ndim', 1)))
+        return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class Threshold(Module):
@@ -238,7 +230,7 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.threshold(input, self.threshold, self.value)
+        return F.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, False)}"
@@ -286,7 +278,7 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Any) -> Tensor:
-        return F.rrelu(input, self.lower, self.upper, self.training)
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace(self.inplace, False)}"

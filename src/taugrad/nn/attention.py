@@ -18,7 +18,8 @@ from taugrad.nn.layers import Linear, factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.node import Tensor, as_array, constant
-from taugrad.tensors.ops.losses import dropout, softmax
+from taugrad.tensors.ops.dropout import dropout
+from taugrad.tensors.ops.softmax import softmax
 
 __all__ = ["MultiheadAttention", "NonDynamicallyQuantizableLinear"]
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from taugrad.tensors import engine, hooks
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import conv, elementwise, index, inplace, losses, matmul, norm, pool, reduce, shape  # noqa: F401  (registers)
+from taugrad.tensors.ops import dropout, explog, softmax, trig  # noqa: F401  (registers)
 from taugrad.tensors.ops import conversion, creation, gather, random  # noqa: F401  (registers)
 from taugrad.tensors.ops import (  # noqa: F401  (registers)
     compare, einsum, elementary, hist, linalg, masking, rearrange, scan, sorting,

@@ -27,16 +27,18 @@ number of classes, mismatched shapes a ``ValueError`` naming both.
 """
 from __future__ import annotations
 
-from taugrad.tensors.ops.elementwise import gelu, relu, sigmoid, tanh
-from taugrad.tensors.ops.losses import cross_entropy, dropout, log_softmax, mse_loss, nll_loss, softmax
+from taugrad.tensors.ops.elementwise import gelu, sigmoid
+from taugrad.tensors.ops.trig import tanh
+from taugrad.tensors.ops.losses import cross_entropy, mse_loss, nll_loss
 from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, unfold
-from taugrad.tensors.ops.norm import dropout2d
+from taugrad.nn.functional.dropout import dropout, dropout2d
 from taugrad.tensors.ops.pool import (
     adaptive_avg_pool2d, adaptive_max_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
 )
 from taugrad.nn.functional.activation import (
-    celu, elu, glu, hardshrink, hardsigmoid, hardswish, hardtanh, leaky_relu, logsigmoid, mish, relu6, rrelu, selu,
-    silu, softmin, softplus, softshrink, softsign, tanhshrink, threshold,
+    celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+    log_softmax, logsigmoid, mish, relu, relu_, relu6, rrelu, rrelu_, selu, selu_, silu, softmax, softmin, softplus,
+    softshrink, softsign, tanhshrink, threshold, threshold_,
 )
 from taugrad.nn.functional.attention import scaled_dot_product_attention
 from taugrad.nn.functional.distance import cosine_similarity, pairwise_distance

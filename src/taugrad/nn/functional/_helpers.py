@@ -10,7 +10,7 @@ from typing import Any
 
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import losses as _fused
-from taugrad.tensors.ops.losses import _input_tensor as input_tensor  # noqa: F401 - the fused losses' input rule
+from taugrad.tensors.ops.anyarray import input_tensor  # noqa: F401 - the ops' input rule, one place
 
 __all__ = ["input_tensor", "floating", "reduce", "pair"]
 
@@ -35,7 +35,7 @@ def reduce(losses: Tensor, reduction: str, op: str) -> Tensor:
 
 def pair(input: Any, target: Any, op: str):
     """(input, target) as Tensors of one floating dtype and one shape."""
-    x = _fused._input_tensor(input, op)
+    x = input_tensor(input, op)
     if x._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: input must be floating, got dtype {x._data.dtype}")
     y = _fused._target_like(target, x, op)

@@ -7,6 +7,7 @@ to give PyTorch's value and gradient there; the comments say how.
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -15,11 +16,24 @@ from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.backend import array_module, device_of, move_like
 from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor, constant
-from taugrad.tensors.ops.elementwise import where
+from taugrad.tensors.ops.elementwise import relu as _relu, where
+from taugrad.tensors.ops.inplace import apply_inplace, relu_
 from taugrad.nn.functional._helpers import floating as _floating, input_tensor as _tensor
-from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits, softmax
+from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
+from taugrad.tensors.ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = [
+    "softmax",
+    "log_softmax",
+    "relu",
+    "relu_",
+    "leaky_relu_",
+    "elu_",
+    "hardtanh_",
+    "selu_",
+    "celu_",
+    "threshold_",
+    "rrelu_",
     "silu",
     "leaky_relu",
     "elu",
@@ -51,12 +65,16 @@ _ONE_SIXTH_FLOAT32 = float(np.float32(1.0 / 6.0))
 
 def silu(input: Any, inplace: bool = False) -> Tensor:
     """``x * sigmoid(x)`` (the swish of Ramachandran et al., 2017)."""
+    if inplace:
+        return apply_inplace(input, "silu_", lambda t: silu(t), "SiluBackward0")
     x = _floating(_tensor(input, "silu"), "silu")
     return x * x.sigmoid()
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for ``x > 0``, else ``negative_slope * x`` (slope ``negative_slope`` at 0, as PyTorch)."""
+    if inplace:
+        return apply_inplace(input, "leaky_relu_", lambda t: leaky_relu(t, negative_slope), "LeakyReluBackward1")
     x = _floating(_tensor(input, "leaky_relu"), "leaky_relu")
     return where(x > 0, x, x * negative_slope)
 
@@ -68,6 +86,8 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     is discarded, and ``exp`` of a large ``x`` would overflow to inf and turn the
     discarded branch's zero gradient into nan.
     """
+    if inplace:
+        return apply_inplace(input, "elu_", lambda t: elu(t, alpha), "EluBackward1")
     x = _floating(_tensor(input, "elu"), "elu")
     negative = x.clip(None, 0.0)
     return where(x > 0, x, (negative.exp() - 1.0) * alpha)
@@ -91,6 +111,8 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
 
 def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
     """``clamp(x, min_val, max_val)``, with gradient 1 strictly inside and 0 at the bounds and outside (as PyTorch)."""
+    if inplace:
+        return apply_inplace(input, "hardtanh_", lambda t: hardtanh(t, min_val, max_val), "HardtanhBackward0")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     x = _floating(_tensor(input, "hardtanh"), "hardtanh")
@@ -100,7 +122,9 @@ def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: b
 
 def relu6(input: Any, inplace: bool = False) -> Tensor:
     """``min(max(x, 0), 6)`` (``hardtanh(x, 0, 6)``)."""
-    return hardtanh(input, 0.0, 6.0)
+    if inplace:
+        return apply_inplace(input, "relu6_", lambda t: relu6(t), "HardtanhBackward0")
+    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def softsign(input: Any) -> Tensor:
@@ -122,6 +146,8 @@ def selu(input: Any, inplace: bool = False) -> Tensor:
     not overflow, and at ``x = 0`` the gradient is the negative side's
     ``scale * alpha`` (PyTorch's convention).
     """
+    if inplace:
+        return apply_inplace(input, "selu_", lambda t: selu(t), "EluBackward1")
     x = _floating(_tensor(input, "selu"), "selu")
     negative = x.clip(None, 0.0)
     return where(x > 0, x * SELU_SCALE, (negative.exp() - 1.0) * (SELU_ALPHA * SELU_SCALE))
@@ -139,6 +165,8 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     the exact one, detached, plus ``t - t.detach()`` (zero) for that curve ``t``
     (where ``t`` is finite).
     """
+    if inplace:
+        return apply_inplace(input, "celu_", lambda t: celu(t, alpha), "CeluBackward1")
     if alpha == 0:
         raise ZeroDivisionError("celu: alpha cannot be 0")
     x = _floating(_tensor(input, "celu"), "celu")
@@ -160,6 +188,8 @@ def mish(input: Any, inplace: bool = False) -> Tensor:
     ``tanh`` is 1 in float64 either way (and its derivative 0), so the
     threshold changes no value or derivative and makes ``mish(inf) = inf``.
     """
+    if inplace:
+        return apply_inplace(input, "mish_", lambda t: mish(t), "MishBackward0")
     x = _floating(_tensor(input, "mish"), "mish")
     return x * softplus(x).tanh()
 
@@ -173,6 +203,8 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Tensor:
     ``(x + 3) / 6``: the slope rides on ``t - t.detach()`` (zero), with ``t``
     the input strictly inside and 0 elsewhere (so no ``inf - inf``).
     """
+    if inplace:
+        return apply_inplace(input, "hardsigmoid_", lambda t: hardsigmoid(t), "HardsigmoidBackward0")
     x = _floating(_tensor(input, "hardsigmoid"), "hardsigmoid")
     exact = constant(array_module(x._data).clip(x._data + 3.0, 0.0, 6.0) / 6.0)
     inside = where((x > -3.0) & (x < 3.0), x, 0.0)
@@ -186,6 +218,8 @@ def hardswish(input: Any, inplace: bool = False) -> Tensor:
     PyTorch's gradients at the kinks: 0 at ``x = -3`` and 1 at ``x = 3``
     (``x / 3 + 1/2`` strictly between).
     """
+    if inplace:
+        return apply_inplace(input, "hardswish_", lambda t: hardswish(t), "HardswishBackward0")
     x = _floating(_tensor(input, "hardswish"), "hardswish")
     return x * relu6(x + 3.0) / 6.0
 
@@ -203,15 +237,45 @@ def glu(input: Any, dim: int = -1) -> Tensor:
     return x.narrow(d, 0, half) * x.narrow(d, half, half).sigmoid()
 
 
+def implicit_dim(op: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy choice of dim when none is given: 0 for 0-, 1- and 3-d inputs, else 1 (with its warning)."""
+    warnings.warn(f"Implicit dimension choice for {op} has been deprecated. Change the call to include dim=X as "
+                  "an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Any, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    r"""``exp(x) / sum(exp(x), dim)``: :math:`\mathrm{softmax}(x)_i = e^{x_i} / \sum_j e^{x_j}` along ``dim``.
+
+    Without ``dim``, PyTorch's legacy choice (with its warning): 0 for 0-, 1-
+    and 3-d inputs, else 1 -- not the last dim.  ``dtype`` casts the input first.
+    """
+    x = _tensor(input, "softmax")
+    if dim is None:
+        dim = implicit_dim("softmax", x.ndim, _stacklevel)
+    return _softmax(x, dim, dtype=dtype)
+
+
+def log_softmax(input: Any, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
+    r"""``x - logsumexp(x, dim)``: :math:`\log \mathrm{softmax}(x)` along ``dim``, stable for any logits.
+
+    Without ``dim``, PyTorch's legacy choice, as :func:`softmax`.
+    """
+    x = _tensor(input, "log_softmax")
+    if dim is None:
+        dim = implicit_dim("log_softmax", x.ndim, _stacklevel)
+    return _log_softmax(x, dim, dtype=dtype)
+
+
 def softmin(input: Any, dim: Optional[int] = None, _stacklevel: int = 3, dtype: Any = None) -> Tensor:
     """``softmax(-x, dim)``; ``dtype`` casts the input first, as softmax's.
 
-    Without ``dim``, PyTorch's legacy choice: 0 for 0-, 1- and 3-d inputs, else 1.
+    Without ``dim``, PyTorch's legacy choice (with its warning), as :func:`softmax`.
     """
     x = _floating(_tensor(input, "softmin"), "softmin") if dtype is None else _tensor(input, "softmin")
     if dim is None:
-        dim = 0 if x.ndim in (0, 1, 3) else 1
-    return softmax(-x, dim, dtype=dtype)
+        dim = implicit_dim("softmin", x.ndim, _stacklevel)
+    return _softmax(-x, dim, dtype=dtype)
 
 
 def threshold(input: Any, threshold: float, value: float, inplace: bool = False) -> Tensor:
@@ -219,8 +283,15 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
 
     Written as ``value if x <= threshold else x``, PyTorch's test, so a nan input stays nan.
     """
+    if inplace:
+        return apply_inplace(input, "threshold_", lambda t, limit=threshold: _threshold(t, limit, value),
+                             "ThresholdBackward1")
+    return _threshold(input, threshold, value)
+
+
+def _threshold(input: Any, limit: float, value: float) -> Tensor:
     x = _floating(_tensor(input, "threshold"), "threshold")
-    return where(x <= threshold, value, x)
+    return where(x <= limit, value, x)
 
 
 def softshrink(input: Any, lambd: float = 0.5) -> Tensor:
@@ -258,6 +329,8 @@ def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, traini
     PyTorch's (its random numbers are not PyTorch's).  Evaluation: the fixed
     slope ``(lower + upper) / 2``, i.e. ``leaky_relu``.
     """
+    if inplace:
+        return apply_inplace(input, "rrelu_", lambda t: rrelu(t, lower, upper, training), "RreluWithNoiseBackward1")
     x = _floating(_tensor(input, "rrelu"), "rrelu")
     if not training:
         return leaky_relu(x, (lower + upper) / 2.0)
@@ -266,3 +339,44 @@ def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, traini
     draw = get_generator(None, device_of(data)).random(x.shape)
     slope = move_like((lower + (upper - lower) * draw).astype(data.dtype, copy=False), data)
     return where(constant(data > 0), x, x * constant(slope))
+
+
+def relu(input: Any, inplace: bool = False) -> Tensor:
+    """``max(x, 0)`` elementwise; ``inplace=True`` writes it into ``input`` (``relu_``) and returns it."""
+    return relu_(input) if inplace else _relu(input)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    """:func:`leaky_relu` written into ``input``; returns it."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """:func:`elu` written into ``input``; returns it."""
+    return elu(input, alpha, inplace=True)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """:func:`hardtanh` written into ``input``; returns it."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input: Tensor) -> Tensor:
+    """:func:`selu` written into ``input``; returns it."""
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    """:func:`celu` written into ``input``; returns it."""
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
+    """:func:`threshold` written into ``input``; returns it."""
+    return apply_inplace(input, "threshold_", lambda t, limit=threshold: _threshold(t, limit, value),
+                         "ThresholdBackward1")
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = False) -> Tensor:
+    """:func:`rrelu` written into ``input``; returns it."""
+    return rrelu(input, lower, upper, training, inplace=True)

@@ -8,7 +8,8 @@ import numpy as np
 
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.node import Tensor, as_array, constant
-from taugrad.tensors.ops.losses import dropout, softmax
+from taugrad.tensors.ops.dropout import dropout
+from taugrad.tensors.ops.softmax import softmax
 
 __all__ = ["scaled_dot_product_attention"]
 

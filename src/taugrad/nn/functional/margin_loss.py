@@ -42,7 +42,7 @@ _COSINE_EPS = 1e-12  # PyTorch adds this to each squared norm in cosine_embeddin
 
 
 def _floating_input(x: Any, op: str, name: str = "input") -> Tensor:
-    t = _fused._input_tensor(x, op)
+    t = _tensor(x, op)
     if t._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: {name} must be floating, got dtype {t._data.dtype}")
     return t

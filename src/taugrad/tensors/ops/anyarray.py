@@ -5,7 +5,9 @@ A rule receives raw arrays on the first-order path and Tensors when
 shared by both already; the few *functions* a rule needs are here: each one
 does the array thing for an array and calls the differentiable Tensor op for a
 Tensor.  Array functions go through the array's module (``xp``), the seam for a
-CuPy backend.
+CuPy backend.  At the end, the forward helpers several families share (a unary
+function at torch's float dtype, two operands at torch's result dtype, the
+max-shift of softmax), so no family imports another.
 """
 from __future__ import annotations
 
@@ -15,7 +17,9 @@ import numpy as np
 
 from taugrad.tensors.core import backend
 from taugrad.tensors.core.backend import ARRAY_MODULES
-from taugrad.tensors.core.node import Tensor, array_module, constant, to_array
+from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, float_input, result_type
+from taugrad.tensors.core.errstate import quiet
+from taugrad.tensors.core.node import Tensor, array_module, constant, make, to_array
 from taugrad.tensors.core.rule import forward_of
 
 _erf_scalar = np.frompyfunc(math.erf, 1, 1)
@@ -193,3 +197,82 @@ def masked_fill_grads(g, node):
         return (gx,)
     pv = node._prev[1]
     return gx, (sum_to(where(mask, g, 0.0), pv.shape) if pv._requires_grad else None)
+
+
+# ---------------------------------------------------------------------------
+# forward helpers the elementwise families share (one place each)
+# ---------------------------------------------------------------------------
+
+
+def float_data(op: str, fn, a: Tensor):
+    """``fn`` of ``a``'s values, integer or bool ones converted to the default float dtype first (as torch).
+
+    ``fn``: the name of a ufunc of the array's module (``"exp"``), or a function of the array.
+    """
+    ad = float_input(a._data)
+    if type(fn) is str:
+        fn = getattr(array_module(ad), fn)
+    try:
+        with quiet():
+            return fn(ad)
+    except TypeError:
+        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
+
+
+def unary(op: str, ufunc, a: Tensor, rule_fn, ctx=None, floating: bool = True) -> Tensor:
+    """``ufunc`` (the name of a ufunc of the array's module, or a function of the array) of ``a``.
+
+    ``floating``: the function's values are not integers, so an integer or bool
+    tensor gives the default float dtype, as PyTorch (NumPy would give float64,
+    or float16 for bool).
+    """
+    if not isinstance(a, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(a).__name__}")
+    ad = float_input(a._data) if floating else a._data
+    if type(ufunc) is str:
+        ufunc = getattr(array_module(ad), ufunc)
+    try:
+        with quiet():
+            data = ufunc(ad)
+    except TypeError:
+        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
+    return make(data, (a,), rule_fn, ctx)
+
+
+def float_arrays(a: Tensor, b: Tensor):
+    """The operands' arrays at PyTorch's result dtype for a function with non-integer values:
+    promoted as torch promotes (int64 with float32 is float32), an integer result made the default float."""
+    ad, bd = a._data, b._data
+    d = ad.dtype if ad.dtype == bd.dtype else result_type(ad, bd)
+    if d.kind in "biu":
+        d = DEFAULT_FLOAT[0]
+    # each straight to the result dtype: through the integer one, a -3 meeting uint8 would wrap to 253
+    return ad.astype(d, copy=False), bd.astype(d, copy=False)
+
+
+def shift_by_max(x, d: int):
+    """``x`` minus its maximum along ``d``, so exp(x) <= 1.
+
+    The maximum is first raised to the dtype's lowest finite number: that
+    changes only a row whose maximum is -inf (all -inf), whose -inf then stay
+    -inf (exp 0) instead of becoming nan (-inf - -inf).  A row holding +inf
+    becomes nan throughout (inf - inf), and a nan maximum stays nan, as
+    PyTorch's softmax: no probabilities can be read from such a row.  Two
+    array operations after the maximum, no test of the rows: on a device, a
+    test would wait for it.
+    """
+    if x.size == 0:
+        return x
+    xp = array_module(x)
+    m = x.max(axis=d, keepdims=True)  # the method: CuPy has no maximum.reduce, np.max adds a wrapper
+    return x - xp.maximum(m, xp.finfo(m.dtype).min)
+
+
+def input_tensor(x, op: str) -> Tensor:
+    """A loss's or activation's input as a Tensor (a NumPy array or a list is wrapped, as cross_entropy does)."""
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return Tensor(x)
+    except TypeError as error:
+        raise TypeError(f"{op}: input must be a Tensor or an array, got {type(x).__name__} ({error})") from None

@@ -1,4 +1,4 @@
-"""Fused neural-network ops: softmax, log_softmax, losses, dropout.
+"""Fused losses: cross_entropy, nll_loss, mse_loss, binary_cross_entropy_with_logits.
 
 Each is one graph node with a hand-derived rule instead of a chain of small
 ops: fewer passes over memory, and the stable formulas (shift by the maximum,
@@ -13,12 +13,10 @@ import math
 import numpy as np
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.backend import array_module, device_of, is_array, move_like, same_backend
 from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.core.errstate import quiet, restore, silence
 from taugrad.tensors.core.node import constant, make
-from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor, to_array
 from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
@@ -45,83 +43,6 @@ def _reduction_grad(g, n: int, reduction: str):
     if reduction == "mean":
         return g * (1.0 / n) if n else g * np.nan
     return g  # 'sum': g is 0-d; 'none': g has the samples' shape
-
-
-# ---------------------------------------------------------------------------
-# softmax, log_softmax
-# ---------------------------------------------------------------------------
-
-
-def _shift(x, d: int):
-    """``x`` minus its maximum along ``d``, so exp(x) <= 1.
-
-    The maximum is first raised to the dtype's lowest finite number: that
-    changes only a row whose maximum is -inf (all -inf), whose -inf then stay
-    -inf (exp 0) instead of becoming nan (-inf - -inf).  A row holding +inf
-    becomes nan throughout (inf - inf), and a nan maximum stays nan, as
-    PyTorch's softmax: no probabilities can be read from such a row.  Two
-    array operations after the maximum, no test of the rows: on a device, a
-    test would wait for it.
-    """
-    if x.size == 0:
-        return x
-    xp = array_module(x)
-    m = x.max(axis=d, keepdims=True)  # the method: CuPy has no maximum.reduce, np.max adds a wrapper
-    return x - xp.maximum(m, xp.finfo(m.dtype).min)
-
-
-@rule("softmax", reads=("out",), gives=NEW)
-def softmax_backward(g, out, ins, node):
-    """p = softmax(a):  grad_a = p * (g - sum(g * p))   (sum along the softmax dim)."""
-    d = node._ctx
-    return (out * (g - (g * out).sum(axis=d, keepdims=True)),)
-
-
-def _softmax_input(x, dtype, op: str) -> Tensor:
-    """The input as a Tensor, cast to ``dtype`` first when one is given (torch's ``dtype=``:
-    the cast is part of the graph, so a float16 input can be normalised in float32)."""
-    x = _input_tensor(x, op)
-    if dtype is not None:
-        x = forward_of("astype")(x, dtype)
-    if x._data.dtype.kind != "f":  # PyTorch: not implemented for integer and bool tensors
-        raise TypeError(f"{op}: needs a floating tensor (or a floating dtype=), got dtype {x.dtype}")
-    return x
-
-
-@register("softmax", methods=("softmax",))
-def softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the maximum.
-
-    ``F.softmax(x, dim)`` and ``x.softmax(dim)``; ``dtype`` casts the input first.
-    """
-    x = _softmax_input(x, dtype, "softmax")
-    d = normalize_dim(dim, x._data.ndim, "softmax") if x._data.ndim else None
-    with quiet():  # rows with inf or nan give nan silently, as PyTorch
-        e = array_module(x._data).exp(_shift(x._data, d))
-        data = e / e.sum(axis=d, keepdims=True)
-    return make(data, (x,), softmax_backward, d)
-
-
-@rule("log_softmax", reads=("out",), gives=NEW)
-def log_softmax_backward(g, out, ins, node):
-    """z = a - logsumexp(a):  grad_a = g - softmax(a) * sum(g)  with softmax(a) = exp(z)."""
-    d = node._ctx
-    return (g - A.exp(out) * g.sum(axis=d, keepdims=True),)
-
-
-@register("log_softmax", methods=("log_softmax",))
-def log_softmax(x: Tensor, dim: int = -1, dtype=None) -> Tensor:
-    """``x - logsumexp(x, dim)``: log-probabilities, stable for any logits.
-
-    ``F.log_softmax(x, dim)`` and ``x.log_softmax(dim)``; ``dtype`` casts the input first.
-    """
-    x = _softmax_input(x, dtype, "log_softmax")
-    d = normalize_dim(dim, x._data.ndim, "log_softmax") if x._data.ndim else None
-    with quiet():  # a row of -inf: log(0) = -inf; a row with inf or nan: nan (as PyTorch, silently)
-        shifted = _shift(x._data, d)  # subtract the max first: x - (max + log s) would round in float32
-        xp = array_module(shifted)
-        data = shifted - xp.log(xp.exp(shifted).sum(axis=d, keepdims=True))
-    return make(data, (x,), log_softmax_backward, d)
 
 
 # ---------------------------------------------------------------------------
@@ -182,12 +103,7 @@ def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
                              allowed=ignore_index)
 
 
-def _cross_entropy_picture(node):
-    """PyTorch's nodes for the fused op: ``nll_loss`` of ``log_softmax``, as ``F.cross_entropy`` records them."""
-    return "NllLossBackward0", (("LogSoftmaxBackward0", (0,)),)
-
-
-@rule("cross_entropy", reads=(0,), gives=NEW, shows=_cross_entropy_picture)
+@rule("cross_entropy", reads=(0,), gives=NEW)
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
@@ -299,7 +215,7 @@ def cross_entropy(logits: Tensor, target, weight=None, size_average=None, ignore
     if reduction not in _REDUCTIONS:
         _check_reduction(reduction, "cross_entropy")
     if not isinstance(logits, Tensor):
-        logits = _input_tensor(logits, "cross_entropy")
+        logits = A.input_tensor(logits, "cross_entropy")
     if not 0.0 <= label_smoothing <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     t = target._data if isinstance(target, Tensor) else (target if is_array(target) else None)
@@ -346,7 +262,7 @@ def _fused_cross_entropy(logits: Tensor, target, reduction: str, ignore_index=No
             loss = _reduce(losses, reduction)
             if math.isfinite(loss):
                 return make(loss, (logits,), cross_entropy_backward, (t, reduction, e, s, None, None))
-        shifted = _shift(x, 1)  # rows of -inf shifted by 0: their -inf stay -inf
+        shifted = A.shift_by_max(x, 1)  # rows of -inf shifted by 0: their -inf stay -inf
         e, s, losses = _softmax_terms(xp, shifted, rows, t)
         loss = _reduce(losses, reduction)
     finally:
@@ -368,7 +284,7 @@ def _fused_cross_entropy_on_device(logits: Tensor, t, reduction: str, ignore_ind
     outside = _outside_classes_on_device(t, classes, "cross_entropy", ignore_index)
     t = xp.where(outside, 0, t)
     with quiet():  # a row of -inf gives nan, and every row ignored 0 / 0 = nan, as PyTorch
-        e, s, losses = _softmax_terms(xp, _shift(x, 1), _row_indices(n, x), t)
+        e, s, losses = _softmax_terms(xp, A.shift_by_max(x, 1), _row_indices(n, x), t)
         losses = xp.where(outside, 0, losses)  # chosen: a masked -inf at stand-in class 0 times 0 would be nan
         inv_count = 1.0 / xp.subtract(1, outside, dtype=x.dtype).sum() if reduction == "mean" else None
         loss = losses if reduction == "none" else xp.add.reduce(losses, axis=None)
@@ -415,73 +331,15 @@ def _as_rows(scores: Tensor, target, op: str):
     return rows, t.reshape(-1), expected
 
 
-@rule("nll_loss", gives=NEW)
-def nll_loss_backward(g, out, ins, node):
-    """loss_i = -w[t_i] x[i, t_i] (0 where t_i is ignore_index), reduced:
-    dL/dx[i, c] = -w[t_i] [c = t_i] dL/dloss_i, where 'mean' gives every row g / sum_i w[t_i] (kept rows)
-    and 'sum' gives every row g."""
-    shape, rows, safe, coef = node._ctx  # coef: -w[t_i] (/ the total weight for 'mean'), 0 where ignored
-    xp = array_module(coef)
-    m = len(coef)
-    if isinstance(g, Tensor):  # create_graph: the gradient is linear in g, a constant matrix times it
-        scatter = xp.zeros((m, shape[-1]), dtype=coef.dtype)
-        scatter[rows, safe] = coef
-        return ((g.reshape((m, 1)) if g.ndim else g) * constant(scatter.reshape(shape) if len(shape) == 1
-                                                                 else scatter),)
-    grad = xp.zeros((m, shape[-1]), dtype=coef.dtype)
-    grad[rows, safe] = coef * g
-    return (grad.reshape(shape),)
-
-
-def _nll(log_probs: Tensor, t, weight, ignore_index: int, reduction: str, op: str) -> Tensor:
-    """``nll_loss`` of (N, C) or (C,) log-probabilities against integer classes ``t`` ((N,) or ()), one node."""
-    x = log_probs._data
-    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
-    m, classes = x2.shape
-    t = t.reshape(-1)
-    xp = array_module(x)
-    valid = t != ignore_index
-    safe = xp.where(valid, t, 0)
-    if isinstance(safe, np.ndarray):
-        _check_classes_now(safe, classes, op)
-    else:
-        safe = xp.where(_outside_classes_on_device(safe, classes, op), 0, safe)
-    w = _class_weights(weight, classes, x2, op)
-    picked_weight = (w[safe] * valid).astype(x.dtype, copy=False)
-    rows = _row_indices(m, x2)
-    with quiet():  # every target ignored: 0 / 0 = nan, as PyTorch
-        # an ignored row is 0 by choice, not by multiplying: its stand-in class 0
-        # may hold a masked -inf, and -inf * 0 would be nan (PyTorch: 0)
-        losses = -(xp.where(valid, x2[rows, safe], 0.0) * picked_weight)
-        coef = -picked_weight
-        if reduction == "none":
-            loss = losses.reshape(t.shape if x.ndim > 1 else ())
-        else:
-            loss = xp.add.reduce(losses, axis=None)
-            if reduction == "mean":
-                total = xp.add.reduce(picked_weight, axis=None)
-                loss = loss / total
-                coef = xp.where(valid, coef / total, 0.0).astype(x.dtype, copy=False)
-    return make(loss, (log_probs,), nll_loss_backward, (x.shape, rows, safe, coef))
-
-
 def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, reduction: str,
                          label_smoothing: float, op: str, log_probs: bool = False) -> Tensor:
-    """Class-index NLL with weights, ignore_index and label smoothing.
+    """Class-index NLL with weights, ignore_index and label smoothing, composed from Tensor ops.
 
     ``scores`` are logits (``log_softmax`` is applied) unless ``log_probs``.
-    Without label smoothing it is ``log_softmax`` and one ``nll_loss`` node,
-    as PyTorch records it; label smoothing is composed from Tensor ops.
     """
     if scores._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: input must be floating, got dtype {scores._data.dtype}")
     rows, t, out_shape = _as_rows(scores, target, op)
-    if not label_smoothing:
-        if scores._data.ndim <= 2:  # the node on the input itself: (C,) or (N, C)
-            rows = scores
-        logp = rows if log_probs else forward_of("log_softmax")(rows, rows.ndim - 1)
-        loss = _nll(logp, t, weight, ignore_index, reduction, op)
-        return loss.reshape(out_shape) if reduction == "none" and scores._data.ndim > 2 else loss
     classes = rows.shape[1]
     logp = rows if log_probs else forward_of("log_softmax")(rows, 1)
     valid = t != ignore_index
@@ -539,7 +397,7 @@ def nll_loss(log_probs: Tensor, target, weight=None, size_average=None, ignore_i
     """
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_reduction(reduction, "nll_loss")
-    log_probs = _input_tensor(log_probs, "nll_loss")
+    log_probs = A.input_tensor(log_probs, "nll_loss")
     return _weighted_class_loss(log_probs, target, weight, ignore_index, reduction, 0.0, "nll_loss",
                                 log_probs=True)
 
@@ -547,16 +405,6 @@ def nll_loss(log_probs: Tensor, target, weight=None, size_average=None, ignore_i
 # ---------------------------------------------------------------------------
 # regression and binary losses
 # ---------------------------------------------------------------------------
-
-
-def _input_tensor(x, op: str) -> Tensor:
-    """A loss's or activation's input as a Tensor (a NumPy array or a list is wrapped, as cross_entropy does)."""
-    if isinstance(x, Tensor):
-        return x
-    try:
-        return Tensor(x)
-    except TypeError as error:
-        raise TypeError(f"{op}: input must be a Tensor or an array, got {type(x).__name__} ({error})") from None
 
 
 def _target_like(target, input: Tensor, op: str) -> Tensor:
@@ -587,7 +435,7 @@ def mse_loss_backward(g, out, ins, node):
 def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:
     """Mean squared error ``mean((input - target)^2)`` (same shapes required)."""
     _check_reduction(reduction, "mse_loss")
-    input = _input_tensor(input, "mse_loss")
+    input = A.input_tensor(input, "mse_loss")
     target = _target_like(target, input, "mse_loss")
     _same_shape(input, target, "mse_loss")
     d = input._data - target._data
@@ -610,37 +458,10 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
     ``-(y log sigmoid(x) + (1 - y) log(1 - sigmoid(x)))`` but never overflows.
     """
     _check_reduction(reduction, "binary_cross_entropy_with_logits")
-    input = _input_tensor(input, "binary_cross_entropy_with_logits")
+    input = A.input_tensor(input, "binary_cross_entropy_with_logits")
     target = _target_like(target, input, "binary_cross_entropy_with_logits")
     _same_shape(input, target, "binary_cross_entropy_with_logits")
     x, y = input._data, target._data
     xp = array_module(x)
     losses = xp.maximum(x, 0) - x * y + xp.log1p(xp.exp(-xp.abs(x)))
     return make(_reduce(losses, reduction), (input, target), bce_with_logits_backward, reduction)
-
-
-# ---------------------------------------------------------------------------
-# dropout
-# ---------------------------------------------------------------------------
-
-
-@register("dropout")
-def dropout(x: Tensor, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
-    """Inverted dropout: zero each element with probability ``p``, scale the rest by 1/(1-p).
-
-    The expected value is unchanged, so evaluation (``training=False``) is the identity.
-    """
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout: p must be in [0, 1], got {p}")
-    x = _input_tensor(x, "dropout")
-    if x._data.dtype.kind not in "fc":  # the 1/(1-p) scale would be truncated: a wrong expected value
-        raise TypeError(f"dropout: needs a floating tensor, got dtype {x._data.dtype}")
-    if not training or p == 0.0:
-        return x
-    dtype = x._data.dtype if x._data.dtype in (np.float32, np.float64) else np.float32
-    if p == 1.0:
-        return forward_of("mul")(x, constant(array_module(x._data).zeros(x.shape, dtype=x._data.dtype)))
-    # drawn on the host from the generator of the input's device, then moved there
-    keep = get_generator(generator, device_of(x._data)).random(x.shape, dtype=dtype) >= p
-    scale = move_like((keep * (1.0 / (1.0 - p))).astype(x._data.dtype, copy=False), x._data)
-    return forward_of("mul")(x, constant(scale))
