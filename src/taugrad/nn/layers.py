@@ -296,14 +296,15 @@ class Identity(Module):
 
 
 class ReLU(Module):
-    """``max(x, 0)`` elementwise (``inplace=True`` is accepted, computed out of place, shown in the repr)."""
+    """``max(x, 0)`` elementwise; ``inplace=True`` writes it into the input (``relu_``), as PyTorch."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
     def forward(self, x: Any) -> Tensor:
-        return _as_tensor(x).relu()
+        x = _as_tensor(x)
+        return x.relu_() if self.inplace else x.relu()
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -356,10 +357,10 @@ class Dropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"dropout probability must be in [0, 1], got {p}")
         self.p = p
-        self.inplace = inplace  # accepted for PyTorch code; computed out of place
+        self.inplace = inplace
 
     def forward(self, x: Any) -> Tensor:
-        return dropout(_as_tensor(x), self.p, training=self.training)
+        return dropout(_as_tensor(x), self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"

@@ -21,6 +21,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from taugrad.nn.functional.dropout import dropout2d as _dropout2d
 from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.node import Tensor
@@ -182,17 +183,18 @@ class InstanceNorm2d(_InstanceNorm):
 class Dropout2d(Module):
     """In training mode, zero whole channels with probability ``p`` (scaling the rest by ``1 / (1 - p)``)."""
 
-    def __init__(self, p: float = 0.5) -> None:
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if not 0.0 <= float(p) <= 1.0:
             raise ValueError(f"dropout probability must be in [0, 1], got {p}")
         self.p = float(p)
+        self.inplace = inplace
 
     def forward(self, x: Any) -> Tensor:
-        return _norm.dropout2d(x, self.p, self.training)
+        return _dropout2d(x, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Upsample(Module):

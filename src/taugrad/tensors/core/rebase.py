@@ -98,8 +98,9 @@ def check_target(x: Tensor, op: str) -> None:
     """Refuse what PyTorch refuses: a leaf that requires grad (outside no_grad), read-only data."""
     if x._requires_grad and x._rule is None and _grad_mode.enabled:
         raise RuntimeError(
-            f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
-            f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
+            f"{op}: a leaf Variable that requires grad is being used in an in-place operation. (A leaf tensor "
+            f"that requires grad cannot be changed in place while gradients are recorded; do it inside "
+            f"`with taugrad.no_grad():`, as an optimizer step does)"
         )
     data = x._data
     if not data.flags.writeable if type(data) is np.ndarray else _overlaps(data):

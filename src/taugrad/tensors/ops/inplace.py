@@ -20,8 +20,8 @@ from taugrad.tensors.core.backend import device_of, is_array, move_like
 from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.core.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.core.rule import G_OR_NEW, forward_of, register
+from taugrad.tensors.core.rebase import REBASING, begin, check_target, finish, inplace_rule, records
+from taugrad.tensors.core.rule import G_OR_NEW, Rule, forward_of, register
 
 
 def _data(other, like):
@@ -387,6 +387,45 @@ def _make_function_(op: str, name: str, floating: bool, reads_input: bool):
     function_.__name__ = op
     function_.__doc__ = f"``x = {name}(x, ...)`` in place; returns x (the gradient is {name}'s)."
     return function_
+
+
+#: PyTorch's grad_fn name of an in-place activation -> the copy rule that shows that name
+_SHOWN_COPIES: dict = {}
+
+
+def _copy_shown_as(name: str) -> Rule:
+    """``copy_``'s rule, shown in ``grad_fn`` as PyTorch's node ``name`` (``LeakyReluBackward1``)."""
+    found = _SHOWN_COPIES.get(name)
+    if found is None:
+        found = Rule("copy_", copy_inplace_backward.backward, (), True, copy_inplace_backward.gives,
+                     shows=lambda node, name=name: (name, (0,) if node._prev else ()))
+        REBASING.add(found)
+        _SHOWN_COPIES[name] = found
+    return found
+
+
+def apply_inplace(x: Tensor, op: str, f, shown_as: str) -> Tensor:
+    """``x = f(x)`` in place for any differentiable ``f`` (an activation's ``inplace=True``); returns x.
+
+    As :func:`_function_`: recorded as ``x' = copy(before, f(clone(before)))``,
+    so the gradient is f's (the clone keeps the values f's rules read from
+    being overwritten), x's version moves on (a rule that saved x's old value
+    raises in backward), and a leaf that requires grad is refused, as PyTorch
+    refuses it.  ``x.grad_fn`` is named ``shown_as``, PyTorch's name for the
+    node (``LeakyReluBackward1``).
+    """
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: in place needs a Tensor input, got {type(x).__name__}")
+    check_target(x, op)
+    if not records(x):
+        result = f(x)
+        array_module(x._data).copyto(x._data, result._data, casting="unsafe")
+        bump_version(x)
+        return x
+    pending = begin(x, op)
+    result = f(forward_of("clone")(pending.before))
+    array_module(x._data).copyto(x._data, result._data, casting="unsafe")
+    return finish(x, pending, (result,), _copy_shown_as(shown_as))
 
 
 abs_ = register("abs_", methods=("abs_", "absolute_"))(_make_function_("abs_", "abs", False, True))
