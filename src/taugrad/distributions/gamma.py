@@ -10,12 +10,10 @@ Beta(a = concentration1, b = concentration0) on ``[0, 1]``::
     log p(x) = (a - 1) log x + (b - 1) log(1 - x) + lgamma(a + b) - lgamma(a) - lgamma(b)
     H        = lgamma(a) + lgamma(b) - lgamma(a + b) - (a - 1) psi(a) - (b - 1) psi(b) + (a + b - 2) psi(a + b)
 
-``Gamma.rsample`` is ``z / rate`` with ``z`` a Gamma(a, 1) draw whose derivative in ``a``
-comes from implicit differentiation of its CDF (:mod:`taugrad.distributions.special`).
-``Beta.rsample`` is ``z_a / (z_a + z_b)`` from two such draws: a reparameterised
-draw whose per-sample gradient is that of the two Gamma draws (PyTorch
-differentiates the Beta CDF directly; the two gradients agree in expectation,
-not sample by sample).
+``Gamma.rsample`` is ``z / rate`` with ``z`` a Gamma(a, 1) draw, and ``Beta.rsample`` a
+Beta(a, b) draw; both are differentiated in their parameters by implicit
+differentiation of their CDF at the drawn point (:mod:`taugrad.distributions.special`),
+the gradient PyTorch approximates.
 """
 from __future__ import annotations
 
@@ -24,7 +22,7 @@ from typing import Any
 
 from taugrad.distributions import constraints
 from taugrad.distributions.distribution import Distribution, broadcast_all
-from taugrad.distributions.special import digamma, lgamma, standard_gamma
+from taugrad.distributions.special import digamma, lgamma, standard_beta, standard_gamma
 from taugrad.tensors.core.node import Tensor
 
 __all__ = ["Gamma", "Beta"]
@@ -103,10 +101,7 @@ class Beta(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        lead = shape[:len(shape) - len(self._batch_shape)]
-        za = standard_gamma(self.concentration1, lead)
-        zb = standard_gamma(self.concentration0, lead)
-        return za / (za + zb)
+        return standard_beta(self.concentration1, self.concentration0, shape[:len(shape) - len(self._batch_shape)])
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:

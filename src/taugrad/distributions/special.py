@@ -5,7 +5,8 @@ r"""Special functions the Gamma family needs, as differentiable taugrad ops.
 * ``trigamma(x) = psi'(x)`` (first order only);
 * ``standard_gamma_grad(alpha, x)``: the derivative ``dx/dalpha`` of a
   Gamma(alpha, 1) draw ``x = F^{-1}(u; alpha)`` at fixed ``u`` (implicit
-  reparameterisation): ``dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha)``.
+  reparameterisation): ``dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha)``;
+  ``beta_grad_array`` the same for a Beta(a, b) draw, in ``a`` and ``b``.
 
 psi and psi' use the recurrences ``psi(x) = psi(x + 1) - 1/x``,
 ``psi'(x) = psi'(x + 1) + 1/x^2`` up to ``x >= 10``, then their asymptotic
@@ -23,7 +24,7 @@ from taugrad.tensors.core.backend import device_of, to_device
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.custom_function import Function, once_differentiable
 
-__all__ = ["lgamma", "digamma", "trigamma", "standard_gamma_grad"]
+__all__ = ["lgamma", "digamma", "trigamma", "standard_gamma", "standard_gamma_grad", "standard_beta"]
 
 
 def _host(x) -> np.ndarray:
@@ -213,3 +214,85 @@ def standard_gamma(alpha: Tensor, sample_shape: tuple = ()) -> Tensor:
 def standard_gamma_grad(alpha: Tensor, x: Tensor) -> Tensor:
     """``dx/dalpha`` of Gamma(alpha, 1) draws ``x`` (no graph); see :func:`standard_gamma_grad_array`."""
     return Tensor(standard_gamma_grad_array(alpha._data, x._data))
+
+
+def _beta_series(x, a, b):
+    """``S = sum_n c_n x^n`` (``c_0 = 1``, ``c_n = c_{n-1} (a + b + n - 1) / (a + n)``) and its derivatives in
+    ``a`` and ``b``: ``I_x(a, b) = x^a (1 - x)^b S / (a B(a, b))``."""
+    term, da, db = np.ones_like(x), np.zeros_like(x), np.zeros_like(x)
+    s, s_a, s_b = np.ones_like(x), np.zeros_like(x), np.zeros_like(x)
+    for n in range(1, 20000):
+        up = 1.0 / (a + b + n - 1)
+        ratio = x * (a + b + n - 1) / (a + n)
+        da = (da + term * (up - 1.0 / (a + n))) * ratio  # d/da of term_n = term_{n-1} * ratio
+        db = (db + term * up) * ratio
+        term = term * ratio
+        s, s_a, s_b = s + term, s_a + da, s_b + db
+        if np.all(term <= 1e-17 * s) and np.all(np.abs(da) <= 1e-17 * np.abs(s_a) + 1e-300) \
+                and np.all(np.abs(db) <= 1e-17 * np.abs(s_b) + 1e-300):
+            break
+    return s, s_a, s_b
+
+
+def beta_grad_array(x, a, b):
+    r"""``(dx/da, dx/db)`` of a Beta(a, b) draw ``x`` at fixed ``u = I_x(a, b)`` (implicit reparameterisation).
+
+    From the series ``I_x(a, b) = x^a (1 - x)^b S / (a B(a, b))`` (its
+    derivatives ``S_a``, ``S_b`` summed alongside), with
+    ``d log B / da = psi(a) - psi(a + b)``::
+
+        dx/da = -(x (1 - x) / a) (S (log x - 1/a - psi(a) + psi(a + b)) + S_a)
+        dx/db = -(x (1 - x) / a) (S (log(1 - x) - psi(b) + psi(a + b)) + S_b)
+
+    Above the mean the series runs on ``1 - x`` with the parameters swapped
+    (``I_x(a, b) = 1 - I_{1-x}(b, a)``), where it converges faster.
+    """
+    shape = np.broadcast_shapes(np.shape(x), np.shape(a), np.shape(b))
+    x, a, b = (np.broadcast_to(_host(v), shape).astype(np.float64) for v in (x, a, b))
+    flip = x > a / (a + b)
+    p, q, y = np.where(flip, b, a), np.where(flip, a, b), np.where(flip, 1.0 - x, x)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s, s_p, s_q = _beta_series(y, p, q)
+        psi_pq = digamma_array(p + q)
+        scale = -(y * (1.0 - y) / p)
+        dy_dp = scale * (s * (np.log(y) - 1.0 / p - digamma_array(p) + psi_pq) + s_p)
+        dy_dq = scale * (s * (np.log1p(-y) - digamma_array(q) + psi_pq) + s_q)
+    # y = 1 - x when flipped, and (p, q) = (b, a) there
+    dx_da = np.where(flip, -dy_dq, dy_dp)
+    dx_db = np.where(flip, -dy_dp, dy_dq)
+    return dx_da, dx_db
+
+
+class _StandardBeta(Function):
+    """A Beta(a, b) draw, differentiable in ``a`` and ``b`` by implicit reparameterisation."""
+
+    @staticmethod
+    def forward(ctx, a: Tensor, b: Tensor, sample_shape: tuple):
+        shape = tuple(sample_shape) + tuple(a.shape)
+        ah, bh = np.broadcast_to(_host(a._data), shape), np.broadcast_to(_host(b._data), shape)
+        x = draw(lambda g, s: g.beta(ah, bh, s), shape, a)
+        info = np.finfo(a._data.dtype)
+        # a draw rounded to 0 or 1 has log density -inf and no finite gradient: kept just inside, as PyTorch
+        x = x.clamp(min=float(info.tiny), max=1.0 - float(info.epsneg))
+        ctx.save_for_backward(a, b, x)
+        ctx.sample_dims = len(tuple(sample_shape))
+        return x
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        a, b, x = ctx.saved_tensors
+        da, db = beta_grad_array(x._data, a._data, b._data)
+        lead = tuple(range(ctx.sample_dims))
+        grads = []
+        for d, p in ((da, a), (db, b)):
+            grad = _host(g._data) * d
+            if lead:
+                grad = grad.sum(lead)
+            grads.append(Tensor(_back(grad, p._data)))
+        return grads[0], grads[1], None
+
+
+def standard_beta(a: Tensor, b: Tensor, sample_shape: tuple = ()) -> Tensor:
+    """A draw of shape ``sample_shape + a.shape`` from Beta(a, b) (same shapes), reparameterised in both."""
+    return _StandardBeta.apply(a, b, tuple(sample_shape))
