@@ -52,18 +52,26 @@ def grad(
     grad_outputs: Optional[Any] = None,
     retain_graph: Optional[bool] = None,
     create_graph: bool = False,
-    allow_unused: bool = False,
+    only_inputs: bool = True,
+    allow_unused: Optional[bool] = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
 ) -> Tuple[Any, ...]:
     """Gradients of ``sum_i grad_outputs[i] * outputs[i]`` with respect to each input.
 
     ``outputs``/``inputs``: a node or a sequence of nodes, all ``Tensor`` or all
     ``Value``.  ``grad_outputs`` defaults to ones (required for non-scalar
     Tensor outputs).  Returns a tuple with one gradient per input; an input the
-    outputs do not reach is an error unless ``allow_unused=True`` (then None).
+    outputs do not reach is an error unless ``allow_unused=True`` (then None)
+    or ``materialize_grads=True`` (then zeros of its shape).
     ``create_graph=True`` records the backward pass, so the returned gradients
     can be differentiated again.  ``retain_graph`` (Tensors only; Value graphs
-    are never freed) defaults to ``create_graph``.
+    are never freed) defaults to ``create_graph``.  ``only_inputs`` is accepted
+    and ignored, as torch ignores it since it was deprecated; ``is_grads_batched=True``
+    (vmap over ``grad_outputs``) is refused rather than computed another way.
     """
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched=True is not supported; call grad once per grad_outputs row")
     out0, in0 = _first(outputs), _first(inputs)
     if isinstance(out0, Value) or isinstance(in0, Value):
         if not (isinstance(out0, Value) and isinstance(in0, Value)):
@@ -71,10 +79,11 @@ def grad(
                 "grad: outputs and inputs must both be Values or both be Tensors, got "
                 f"{type(out0).__name__} outputs and {type(in0).__name__} inputs"
             )
-        return value_grad(outputs, inputs, grad_outputs, create_graph=create_graph, allow_unused=allow_unused)
-    return tensor_engine.grad(
-        outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph, allow_unused=allow_unused
-    )
+        if materialize_grads:
+            raise NotImplementedError("grad: materialize_grads=True is for Tensor graphs")
+        return value_grad(outputs, inputs, grad_outputs, create_graph=create_graph, allow_unused=bool(allow_unused))
+    return tensor_engine.grad(outputs, inputs, grad_outputs, retain_graph=retain_graph, create_graph=create_graph,
+                              allow_unused=allow_unused, materialize_grads=materialize_grads)
 
 
 def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: Optional[bool] = None,
@@ -96,12 +105,7 @@ def backward(tensors: Any, grad_tensors: Optional[Any] = None, retain_graph: Opt
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-        grads = tensor_engine.grad(tensors, inputs, grad_tensors, retain_graph=retain_graph,
-                                   create_graph=create_graph, allow_unused=True)
-        for t, g in zip(inputs, grads):
-            if g is not None:
-                t.grad = g if t.grad is None else t.grad + g
+        tensor_engine.backward_into(tensors, grad_tensors, retain_graph, create_graph, inputs)
         return
     if len(tensors) == 1:
         tensors[0].backward(grad_tensors[0], retain_graph=retain_graph, create_graph=create_graph)

@@ -30,6 +30,7 @@ that :mod:`taugrad.tensors.core.node` stores on each node.
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 import numpy as np
 
@@ -348,14 +349,22 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
     return out
 
 
-def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_graph: bool = False) -> None:
+def backward(self: Tensor, gradient=None, retain_graph: Optional[bool] = None, create_graph: bool = False,
+             inputs=None) -> None:
     """Accumulate ``d self / d leaf`` into ``leaf.grad`` for every leaf that requires grad.
 
     ``gradient``: d(something)/d(self), required unless ``self`` has one element
     (then it is 1).  The graph's saved values are freed afterwards unless
-    ``retain_graph=True``.  ``create_graph=True`` records the backward pass
-    itself, so the ``.grad`` tensors can be differentiated again.
+    ``retain_graph=True`` (default: ``create_graph``).  ``create_graph=True``
+    records the backward pass itself, so the ``.grad`` tensors can be
+    differentiated again.  ``inputs``: if given, only these tensors (leaves or
+    not) accumulate their gradient into ``.grad``.
     """
+    if inputs is not None:
+        backward_into((self,), (gradient,), retain_graph, create_graph, inputs)
+        return
+    if retain_graph is None:
+        retain_graph = create_graph
     if gradient is None and not create_graph and self._rule is not None and self._rule is not RELEASED \
             and self._data.size == 1:  # the usual loss.backward(): skip the general checks
         g = _ones(self._data)
@@ -390,16 +399,47 @@ def backward(self: Tensor, gradient=None, retain_graph: bool = False, create_gra
                 leaf._grad = constant(current + g)
 
 
+def backward_into(roots: tuple, gradients: tuple, retain_graph: Optional[bool], create_graph: bool, inputs) -> None:
+    """``backward(inputs=...)``: accumulate into ``t.grad`` the gradient of the roots for each ``t`` of ``inputs``.
+
+    An input the roots do not reach keeps its ``.grad``, as in PyTorch.
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = grad(roots, inputs, gradients, retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
+    for t, g in zip(inputs, grads):
+        if g is None:
+            continue
+        if t._grad is None or create_graph:
+            t._grad = g if t._grad is None else t._grad + g
+        else:
+            current = t._grad._data
+            if current.shape == g._data.shape and current.dtype == g._data.dtype and \
+                    (type(current) is not ndarray or current.flags.writeable):
+                current += g._data  # in place, as PyTorch accumulates
+            else:
+                t._grad = constant(current + g._data)
+
+
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False) -> tuple:
+         allow_unused: Optional[bool] = None, materialize_grads: bool = False) -> tuple:
     """Gradients of ``outputs`` with respect to ``inputs``, returned, not stored.
 
     ``grad(y, [a, b])`` is ``(dy/da, dy/db)``; with several outputs, the sum of
     their gradients weighted by ``grad_outputs`` (needed for non-scalar ones).
     ``.grad`` attributes are left alone.  An input the outputs do not depend on
-    is an error unless ``allow_unused=True`` (then its gradient is None).
-    ``retain_graph`` defaults to ``create_graph``.
+    is an error unless ``allow_unused=True`` (then its gradient is None) or
+    ``materialize_grads=True`` (then it is zeros, as the gradient of a
+    function that does not depend on it).  ``retain_graph`` defaults to
+    ``create_graph``.
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         f"but got: allow_unused={allow_unused}.")
+    allow_unused = materialize_grads or bool(allow_unused)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     single_input = isinstance(inputs, Tensor)
     inputs = (inputs,) if single_input else tuple(inputs)
@@ -446,7 +486,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                     f"grad: input {i} (shape {t.shape}) was not used to compute the outputs; "
                     f"pass allow_unused=True to get None for it"
                 )
-            result.append(None)
+            result.append(constant(array_module(t._data).zeros_like(t._data)) if materialize_grads else None)
         elif create_graph:
             result.append(g)
         else:

@@ -488,6 +488,20 @@ class Tensor:
         out._base = self if self._base is None else self._base
         return out
 
+    def detach_(self) -> "Tensor":
+        """Take this tensor out of the graph, in place: it becomes a leaf that does not require grad; returns self.
+
+        A view of another tensor is refused, as in PyTorch (its base would
+        still see it as part of the graph): use ``detach()``.
+        """
+        if self._base is not None and self._data is not self._base._data:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._prev = ()
+        self._rule = None
+        self._ctx = None
+        self._requires_grad = False
+        return self
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place on a leaf; returns self.
 
@@ -690,9 +704,8 @@ def check_inplace(x: Tensor, op: str) -> None:
     if x.requires_grad and _grad_mode.enabled:
         if x._rule is None:
             raise RuntimeError(
-                f"{op}: a leaf Variable that requires grad is being used in an in-place operation. (A leaf tensor "
-                f"that requires grad cannot be changed in place while gradients are recorded; do it inside "
-                f"`with taugrad.no_grad():`, as an optimizer step does)"
+                f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
+                f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
             )
         raise RuntimeError(
             f"{op}: in-place changes of a tensor produced by a recorded op are not supported; "
