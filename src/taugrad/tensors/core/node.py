@@ -704,8 +704,9 @@ def check_inplace(x: Tensor, op: str) -> None:
     if x.requires_grad and _grad_mode.enabled:
         if x._rule is None:
             raise RuntimeError(
-                f"{op}: a leaf tensor that requires grad cannot be changed in place while gradients "
-                f"are recorded; do it inside `with taugrad.no_grad():` (as an optimizer step does)"
+                f"{op}: a leaf Variable that requires grad is being used in an in-place operation. (A leaf tensor "
+                f"that requires grad cannot be changed in place while gradients are recorded; do it inside "
+                f"`with taugrad.no_grad():`, as an optimizer step does)"
             )
         raise RuntimeError(
             f"{op}: in-place changes of a tensor produced by a recorded op are not supported; "

@@ -1,4 +1,4 @@
-"""Elementwise ops with NumPy broadcasting, and their local rules.
+"""Elementwise arithmetic, rounding, activations, where, casts and comparisons, and their local rules.
 
 For ``z = f(a, b)`` broadcast to ``z.shape``, the chain rule gives
 ``grad_a = sum_to(g * dz/da, a.shape)``: every broadcast copy of an element of
@@ -65,21 +65,6 @@ def _unary_data(op: str, name: str, a: Tensor):
     try:
         with quiet():
             return getattr(array_module(ad), name)(ad)
-    except TypeError:
-        raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
-
-
-def _float_data(op: str, fn, a: Tensor):
-    """``fn`` of ``a``'s values, integer or bool ones converted to the default float dtype first (as torch).
-
-    ``fn``: the name of a ufunc of the array's module (``"exp"``), or a function of the array.
-    """
-    ad = float_input(a._data)
-    if type(fn) is str:
-        fn = getattr(array_module(ad), fn)
-    try:
-        with quiet():
-            return fn(ad)
     except TypeError:
         raise TypeError(f"{op}: not supported for a tensor of dtype {a.dtype}") from None
 
@@ -479,42 +464,6 @@ def neg(a: Tensor) -> Tensor:
     return make(_unary_data("neg", "negative", a), (a,), neg_backward)
 
 
-@rule("exp", reads=("out",), gives=NEW)
-def exp_backward(g, out, ins, node):
-    """z = exp(a):  dz/da = exp(a) = z."""
-    return (g * out,)
-
-
-@register("exp", methods=("exp",))
-def exp(a: Tensor) -> Tensor:
-    """``e ** a``."""
-    return make(_float_data("exp", "exp", a), (a,), exp_backward)
-
-
-@rule("log", reads=(0,), gives=NEW)
-def log_backward(g, out, ins, node):
-    """z = log(a):  dz/da = 1/a."""
-    return (g / ins[0],)
-
-
-@register("log", methods=("log",))
-def log(a: Tensor) -> Tensor:
-    """Natural logarithm (IEEE: log(0) = -inf, log(-1) = nan)."""
-    return make(_float_data("log", "log", a), (a,), log_backward)
-
-
-@rule("log1p", reads=(0,), gives=NEW)
-def log1p_backward(g, out, ins, node):
-    """z = log(1 + a):  dz/da = 1/(1 + a)."""
-    return (g / (1.0 + ins[0]),)
-
-
-@register("log1p", methods=("log1p",))
-def log1p(a: Tensor) -> Tensor:
-    """``log(1 + a)``, accurate for small ``a``."""
-    return make(_float_data("log1p", "log1p", a), (a,), log1p_backward)
-
-
 @rule("sqrt", reads=("out",), gives=NEW)
 def sqrt_backward(g, out, ins, node):
     """z = sqrt(a):  dz/da = 1/(2 sqrt(a)) = 1/(2z)."""
@@ -524,31 +473,7 @@ def sqrt_backward(g, out, ins, node):
 @register("sqrt", methods=("sqrt",))
 def sqrt(a: Tensor) -> Tensor:
     """Square root."""
-    return make(_float_data("sqrt", "sqrt", a), (a,), sqrt_backward)
-
-
-@rule("sin", reads=(0,), gives=NEW)
-def sin_backward(g, out, ins, node):
-    """z = sin(a):  dz/da = cos(a)."""
-    a = ins[0]
-    return (g * (a.cos() if isinstance(a, Tensor) else array_module(a).cos(a)),)
-
-
-@register("sin", methods=("sin",))
-def sin(a: Tensor) -> Tensor:
-    return make(_float_data("sin", "sin", a), (a,), sin_backward)
-
-
-@rule("cos", reads=(0,), gives=NEW)
-def cos_backward(g, out, ins, node):
-    """z = cos(a):  dz/da = -sin(a)."""
-    a = ins[0]
-    return (-g * (a.sin() if isinstance(a, Tensor) else array_module(a).sin(a)),)
-
-
-@register("cos", methods=("cos",))
-def cos(a: Tensor) -> Tensor:
-    return make(_float_data("cos", "cos", a), (a,), cos_backward)
+    return make(A.float_data("sqrt", "sqrt", a), (a,), sqrt_backward)
 
 
 @rule("abs", reads=(0,), gives=NEW)
@@ -618,18 +543,6 @@ def round(a: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
     return constant(data)
 
 
-@rule("tanh", reads=("out",), gives=NEW)
-def tanh_backward(g, out, ins, node):
-    """z = tanh(a):  dz/da = 1 - z^2."""
-    return (g * (1.0 - out * out),)
-
-
-@register("tanh", methods=("tanh",))
-def tanh(a: Tensor) -> Tensor:
-    """Hyperbolic tangent."""
-    return make(_float_data("tanh", "tanh", a), (a,), tanh_backward)
-
-
 @rule("sigmoid", reads=("out",), gives=NEW)
 def sigmoid_backward(g, out, ins, node):
     """z = 1/(1 + exp(-a)):  dz/da = z (1 - z)."""
@@ -639,7 +552,7 @@ def sigmoid_backward(g, out, ins, node):
 @register("sigmoid", methods=("sigmoid",))
 def sigmoid(a: Tensor) -> Tensor:
     """Logistic function, computed without overflow for any input."""
-    return make(_float_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
+    return make(A.float_data("sigmoid", A.sigmoid_array, a), (a,), sigmoid_backward)
 
 
 @rule("relu", reads=("out",), gives=NEW)
@@ -714,7 +627,7 @@ def erf_backward(g, out, ins, node):
 @register("erf", methods=("erf",))
 def erf(a: Tensor) -> Tensor:
     """The error function."""
-    return make(_float_data("erf", A.erf_array, a), (a,), erf_backward)
+    return make(A.float_data("erf", A.erf_array, a), (a,), erf_backward)
 
 
 # ---------------------------------------------------------------------------
