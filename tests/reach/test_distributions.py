@@ -62,6 +62,10 @@ CASES = {
     "MultivariateNormal(cov)": (dict(loc=RNG.standard_normal((2, 3)), covariance_matrix=spd((2,), 3)),
                                 lambda m, p: m.MultivariateNormal(p["loc"], covariance_matrix=p["covariance_matrix"]),
                                 RNG.standard_normal((4, 2, 3))),
+    "MultivariateNormal(precision)": (dict(loc=RNG.standard_normal(3), precision_matrix=spd((2,), 3)),
+                                      lambda m, p: m.MultivariateNormal(p["loc"],
+                                                                        precision_matrix=p["precision_matrix"]),
+                                      RNG.standard_normal((4, 2, 3))),
     "MultivariateNormal(tril)": (dict(loc=RNG.standard_normal(3), scale_tril=tril((2,), 3)),
                                  lambda m, p: m.MultivariateNormal(p["loc"], scale_tril=p["scale_tril"]),
                                  RNG.standard_normal((4, 1, 3))),
@@ -132,7 +136,7 @@ def _affine_noise_case(name):
 
 
 @pytest.mark.parametrize("name", ["Normal", "Laplace", "Uniform", "Exponential", "MultivariateNormal(cov)",
-                                  "MultivariateNormal(tril)"])
+                                  "MultivariateNormal(precision)", "MultivariateNormal(tril)"])
 def test_rsample_gradients_from_the_same_noise(name):
     tg.manual_seed(0)
     x, xt, po, pt = _affine_noise_case(name)
@@ -236,6 +240,17 @@ def test_categorical_frequencies_and_shapes():
     close(dist.probs, probs)
 
 
+def test_multivariate_normal_matrices_agree():
+    cov = spd((2,), 3)
+    loc = tg.zeros(3, dtype=tg.float64)
+    for kw in (dict(covariance_matrix=cov), dict(precision_matrix=np.linalg.inv(cov)),
+               dict(scale_tril=np.linalg.cholesky(cov))):
+        dist = D.MultivariateNormal(loc, **{k: tg.tensor(v) for k, v in kw.items()})
+        close(dist.covariance_matrix, cov)
+        close(dist.precision_matrix, np.linalg.inv(cov))
+        close(dist.scale_tril, np.linalg.cholesky(cov))
+
+
 def test_validation_as_torch():
     with pytest.raises(ValueError, match=r"Expected parameter scale .* GreaterThan\(lower_bound=0.0\)"):
         D.Normal(tg.tensor([0.0]), tg.tensor([-1.0]))
@@ -268,7 +283,8 @@ KL_PAIRS = [
     ("Normal", "Normal"), ("Laplace", "Laplace"), ("Uniform", "Uniform"), ("Exponential", "Exponential"),
     ("Gamma", "Gamma"), ("Beta", "Beta"), ("Bernoulli(probs)", "Bernoulli(logits)"),
     ("Categorical(probs)", "Categorical(logits)"), ("OneHotCategorical", "OneHotCategorical"),
-    ("MultivariateNormal(cov)", "MultivariateNormal(tril)"), ("Independent(Normal)", "Independent(Normal)"),
+    ("MultivariateNormal(cov)", "MultivariateNormal(tril)"),
+    ("MultivariateNormal(precision)", "MultivariateNormal(cov)"), ("Independent(Normal)", "Independent(Normal)"),
     ("Exponential", "Gamma"), ("Gamma", "Exponential"), ("Laplace", "Normal"), ("Normal", "Laplace"),
     ("Uniform", "Normal"), ("Exponential", "Normal"), ("Gamma", "Normal"), ("Beta", "Normal"),
     ("Uniform", "Exponential"), ("Uniform", "Gamma"), ("Beta", "Uniform"),
@@ -280,7 +296,7 @@ def test_kl_divergence(p_name, q_name):
     po_d, pt_d, po, pt, _ = build(p_name)
     if q_name == p_name:  # another member of the family: fresh parameters of the same shapes
         params, make, _ = CASES[q_name]
-        shifted = {k: (v[::-1].copy() if k != "covariance_matrix" else v + np.eye(v.shape[-1])) for k, v in
+        shifted = {k: (v[::-1].copy() if "matrix" not in k else v + np.eye(v.shape[-1])) for k, v in
                    params.items()}
         qo = {k: tg.tensor(v, dtype=tg.float64, requires_grad=True) for k, v in shifted.items()}
         qt = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in shifted.items()}

@@ -1,4 +1,5 @@
-r"""Multivariate normal ``N(loc, Sigma)``, parameterised by ``covariance_matrix`` or its Cholesky factor ``scale_tril``.
+r"""Multivariate normal ``N(loc, Sigma)``, parameterised by ``covariance_matrix``, ``precision_matrix``
+(``Sigma^{-1}``) or the Cholesky factor ``scale_tril`` of ``Sigma``.
 
 With ``Sigma = L L^T`` (``L = scale_tril``) and ``k`` the dimension::
 
@@ -35,15 +36,29 @@ def batch_mahalanobis(low: Tensor, diff: Tensor) -> Tensor:
     return (solved ** 2).sum(-1)
 
 
+def _eye_like(matrix: Tensor) -> Tensor:
+    k = matrix.shape[-1]
+    return Tensor(np.eye(k, dtype=matrix._data.dtype)).to(matrix.device).expand(tuple(matrix.shape))
+
+
+def _precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """``L`` with ``L L^T = P^{-1}``: from the Cholesky factor of ``P`` with rows and columns reversed
+    (``flip(P) = F F^T`` gives ``P^{-1} = L L^T`` with ``L = (flip(F)^T)^{-1}``, lower triangular)."""
+    low_f = cholesky(precision.flip((-2, -1)))
+    low_inv = low_f.flip((-2, -1)).transpose(-2, -1)
+    return solve_triangular(low_inv, _eye_like(low_inv))
+
+
 def _half_log_det(low: Tensor) -> Tensor:
     return low.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
 class MultivariateNormal(Distribution):
-    r"""``N(loc, covariance_matrix)``, or ``N(loc, scale_tril scale_tril^T)`` (exactly one of the two)."""
+    r"""``N(loc, covariance_matrix)``, ``N(loc, precision_matrix^{-1})`` or ``N(loc, scale_tril scale_tril^T)``
+    (exactly one of the three)."""
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky}
+                       "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
     has_rsample = True
 
@@ -54,21 +69,24 @@ class MultivariateNormal(Distribution):
             raise ValueError("loc must be at least one-dimensional.")
         if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        if precision_matrix is not None:
-            raise NotImplementedError("MultivariateNormal: precision_matrix is not supported; pass "
-                                      "covariance_matrix or scale_tril")
         if scale_tril is not None:
             scale_tril = _tensor(scale_tril)
             if scale_tril.ndim < 2:
                 raise ValueError("scale_tril matrix must be at least two-dimensional, with optional leading batch "
                                  "dimensions")
             matrix = scale_tril
-        else:
+        elif covariance_matrix is not None:
             covariance_matrix = _tensor(covariance_matrix)
             if covariance_matrix.ndim < 2:
                 raise ValueError("covariance_matrix must be at least two-dimensional, with optional leading batch "
                                  "dimensions")
             matrix = covariance_matrix
+        else:
+            precision_matrix = _tensor(precision_matrix)
+            if precision_matrix.ndim < 2:
+                raise ValueError("precision_matrix must be at least two-dimensional, with optional leading batch "
+                                 "dimensions")
+            matrix = precision_matrix
         k = loc.shape[-1]
         if tuple(matrix.shape[-2:]) != (k, k):
             raise ValueError(f"MultivariateNormal: the matrix must be ({k}, {k}) to match loc, got "
@@ -76,15 +94,27 @@ class MultivariateNormal(Distribution):
         batch_shape = tuple(np.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1])))
         if scale_tril is not None:
             self.scale_tril = scale_tril.expand(batch_shape + (k, k))
-        else:
+        elif covariance_matrix is not None:
             self.covariance_matrix = covariance_matrix.expand(batch_shape + (k, k))
+        else:
+            self.precision_matrix = precision_matrix.expand(batch_shape + (k, k))
         self.loc = loc.expand(batch_shape + (k,))
         super().__init__(batch_shape, (k,), validate_args=validate_args)
-        self._unbroadcasted_scale_tril = scale_tril if scale_tril is not None else cholesky(covariance_matrix)
+        if scale_tril is not None:
+            self._unbroadcasted_scale_tril = scale_tril
+        elif covariance_matrix is not None:
+            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
+        else:
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     @lazy_property
     def scale_tril(self) -> Tensor:
         return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape * 2)
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        low_inv = solve_triangular(self._unbroadcasted_scale_tril, _eye_like(self._unbroadcasted_scale_tril))
+        return (low_inv.transpose(-1, -2) @ low_inv).expand(self._batch_shape + self._event_shape * 2)
 
     @lazy_property
     def covariance_matrix(self) -> Tensor:
