@@ -67,3 +67,12 @@ def test_at_most_five_headline_figures_each_with_its_command():
     assert 1 <= len(rows) <= 5
     for row in rows:
         assert re.search(r"\| `[^`]*python[^`]*` \|$", row), f"a figure without its command: {row}"
+
+
+def test_every_extra_of_pyproject_is_named():
+    # pyproject's table read with a regex: tomllib needs Python 3.11, taugrad supports 3.10
+    table = (ROOT / "pyproject.toml").read_text().split("[project.optional-dependencies]")[1].split("\n[")[0]
+    extras = re.findall(r"^([a-z0-9_-]+) = \[", table, flags=re.MULTILINE)
+    assert "demo" in extras and "docs" in extras, extras
+    missing = [name for name in extras if name != "test" and f"`{name}`" not in TEXT]
+    assert not missing, f"README does not name the extras {missing}"
