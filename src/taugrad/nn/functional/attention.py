@@ -9,6 +9,7 @@ import numpy as np
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.node import Tensor, as_array, constant
 from taugrad.tensors.ops.dropout import dropout
+from taugrad.tensors.ops.elementwise import where
 from taugrad.tensors.ops.softmax import softmax
 
 __all__ = ["scaled_dot_product_attention"]
@@ -67,8 +68,8 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     defaults to ``1 / sqrt(E)``.  ``is_causal=True`` lets query ``i`` see keys
     ``j <= i`` (the top-left aligned lower triangle, as PyTorch).  ``attn_mask``:
     boolean (True = may attend) or floating (added to the scores), broadcast
-    to (..., L, S).  A query that may attend no key gets nan, as PyTorch's
-    reference formula.  ``dropout_p`` drops attention weights (always applied
+    to (..., L, S).  A query that may attend no key (all its scores -inf) gets
+    output 0 and sends no gradient, as PyTorch's safe softmax.  ``dropout_p`` drops attention weights (always applied
     when > 0, as in PyTorch: pass 0.0 in evaluation).  ``enable_gqa``: key
     and value may have fewer heads (dim -3) than the query, each shared by a
     group of ``Hq / Hk`` consecutive query heads (grouped-query attention).
@@ -86,9 +87,18 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     factor = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.transpose(-2, -1)) * factor
     bias = attention_bias(L, S, attn_mask, is_causal, q._data)
+    dead = None
     if bias is not None:
         scores = scores + (bias if isinstance(bias, Tensor) else constant(bias))
+        rows = array_module(scores._data).all(scores._data == -np.inf, axis=-1, keepdims=True)
+        if rows.any():
+            # a query that may attend no key: PyTorch's safe softmax gives it zero weights (output 0) and
+            # zero gradients; its scores are replaced before the softmax, whose nan would reach k and v
+            dead = constant(rows)
+            scores = where(dead, 0.0, scores)
     weights = softmax(scores, -1)
+    if dead is not None:
+        weights = where(dead, 0.0, weights)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, training=True)
     return weights @ v

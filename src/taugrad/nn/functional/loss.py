@@ -10,16 +10,19 @@ requires for these losses apart from a warning it gives instead.
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Optional
 
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops import losses as _fused
 from taugrad.tensors.ops.elementwise import where
+from taugrad.tensors.ops.shape import broadcast_tensors
 from taugrad.tensors.ops.losses import legacy_reduction
-from taugrad.nn.functional._helpers import pair as _pair, reduce as _reduce
+from taugrad.nn.functional._helpers import input_tensor as _input, pair as _pair, reduce as _reduce
 
 __all__ = [
+    "mse_loss",
     "l1_loss",
     "smooth_l1_loss",
     "huber_loss",
@@ -31,10 +34,56 @@ __all__ = [
 _LOG_FLOOR = -100.0  # PyTorch clamps the logs of binary_cross_entropy here, so p = 0 or 1 gives a finite loss
 
 
+def _broadcast_pair(input: Any, target: Any, op: str):
+    """(input, target) of one floating dtype, broadcast to one shape when they differ, with PyTorch's warning.
+
+    The elementwise regression losses (``mse_loss``, ``l1_loss``, ``smooth_l1_loss``,
+    ``huber_loss``) broadcast in PyTorch; a (N, 1) prediction against an (N,)
+    target becomes (N, N), which is rarely meant, hence the warning.
+    """
+    x = _input(input, op)
+    if x._data.dtype.kind not in "fc":
+        raise TypeError(f"{op}: input must be floating, got dtype {x._data.dtype}")
+    y = _fused._target_like(target, x, op)
+    if y.shape != x.shape:
+        warnings.warn(f"Using a target size ({tuple(y.shape)}) that is different to the input size "
+                      f"({tuple(x.shape)}). This will likely lead to incorrect results due to broadcasting. "
+                      "Please ensure they have the same size.", UserWarning, stacklevel=3)
+        try:
+            x, y = broadcast_tensors(x, y)
+        except ValueError:
+            raise ValueError(f"{op}: the target size {tuple(y.shape)} must broadcast with the input size "
+                             f"{tuple(x.shape)}") from None
+    return x, y
+
+
+def mse_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
+             weight: Optional[Any] = None) -> Tensor:
+    r"""Mean squared error :math:`\ell = (x - y)^2`, reduced; a target of another shape is broadcast (with a warning).
+
+    With ``weight`` (the input's shape) each term is :math:`w (x - y)^2` and ``'mean'``
+    is :math:`\sum w (x - y)^2 / \sum w`, as PyTorch defines it.
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    shape = tuple(_input(input, "mse_loss").shape)
+    x, y = _broadcast_pair(input, target, "mse_loss")
+    if weight is None:
+        return _fused.mse_loss(x, y, reduction)
+    w = _fused._target_like(weight, x, "mse_loss")
+    if tuple(w.shape) != shape:
+        raise ValueError("mse_loss: Weights and input must have the same size.")
+    d = x - y
+    weighted = d * d * w
+    if reduction == "mean":
+        return weighted.sum() / w.sum()
+    return _reduce(weighted, reduction, "mse_loss")
+
+
+
 def l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``|input - target|``, reduced (gradient 0 where they are equal, as PyTorch)."""
     reduction = legacy_reduction(size_average, reduce, reduction)
-    x, y = _pair(input, target, "l1_loss")
+    x, y = _broadcast_pair(input, target, "l1_loss")
     return _reduce((x - y).abs(), reduction, "l1_loss")
 
 
@@ -44,7 +93,7 @@ def smooth_l1_loss(input: Any, target: Any, size_average=None, reduce=None, redu
     reduction = legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
-    x, y = _pair(input, target, "smooth_l1_loss")
+    x, y = _broadcast_pair(input, target, "smooth_l1_loss")
     d = x - y
     if beta == 0:
         return _reduce(d.abs(), reduction, "smooth_l1_loss")
@@ -57,7 +106,7 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     r"""``0.5 d^2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``; ``= delta * smooth_l1(beta=delta)``."""
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
-    x, y = _pair(input, target, "huber_loss")
+    x, y = _broadcast_pair(input, target, "huber_loss")
     d = x - y
     a = d.abs()
     losses = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)

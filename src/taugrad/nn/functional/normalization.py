@@ -12,16 +12,12 @@ __all__ = ["normalize", "layer_norm", "batch_norm", "group_norm"]
 
 
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Any = None) -> Tensor:
-    r"""``x / max(||x||_p, eps)`` along ``dim`` (``torch.nn.functional.normalize``)."""
+    r"""``x / max(||x||_p, eps)`` along ``dim`` (``torch.nn.functional.normalize``):
+    :math:`y = x / \max(\lVert x \rVert_p, \epsilon)`; at an all-zero ``x`` the gradient is finite, as PyTorch's."""
     if out is not None:
         raise TypeError("normalize: out= is not supported")
     x = _floating(_tensor(input, "normalize"), "normalize")
-    if p == 2:
-        norm = (x * x).sum(dim=dim, keepdim=True).sqrt()
-    elif p == 1:
-        norm = x.abs().sum(dim=dim, keepdim=True)
-    elif p == float("inf"):
-        norm = x.abs().amax(dim=dim, keepdim=True)
-    else:
-        norm = (x.abs() ** p).sum(dim=dim, keepdim=True) ** (1.0 / p)
+    # the norm op, as PyTorch's: its gradient at an all-zero vector is 0 (a composed sqrt(sum(x^2))
+    # would give inf * 0 = nan there, which reaches the weights behind a ReLU that zeroed a row)
+    norm = x.norm(p, dim=dim, keepdim=True)
     return x / norm.clip(eps, None)
