@@ -240,6 +240,21 @@ def test_categorical_frequencies_and_shapes():
     close(dist.probs, probs)
 
 
+@pytest.mark.parametrize("name", list(CASES))
+def test_expand(name):
+    ours, theirs, _, _, values = build(name, grad=False)
+    shape = (2,) + tuple(theirs.batch_shape)
+    eo, et = ours.expand(shape), theirs.expand(shape)
+    assert tuple(eo.batch_shape) == tuple(et.batch_shape) and tuple(eo.event_shape) == tuple(et.event_shape)
+    k = values.ndim - len(theirs.batch_shape) - len(theirs.event_shape)
+    vo, vt = value_pair(values.reshape(values.shape[:k] + (1,) + values.shape[k:]))  # one value per new row
+    close(eo.log_prob(vo), et.log_prob(vt))
+    close(eo.entropy(), et.entropy(), 1e-8)
+    assert tuple(eo.sample((3,)).shape) == tuple(et.sample((3,)).shape)
+    with pytest.raises(ValueError, match="expand"):
+        ours.expand((5,) + tuple(theirs.batch_shape[:-1]) + (7,)) if theirs.batch_shape else ours.expand((7, 0))
+
+
 def test_multivariate_normal_matrices_agree():
     cov = spd((2,), 3)
     loc = tg.zeros(3, dtype=tg.float64)

@@ -159,6 +159,33 @@ class Distribution:
     def stddev(self) -> Tensor:
         return self.variance.sqrt()
 
+    def expand(self, batch_shape: Any, _instance: Any = None) -> "Distribution":
+        """The same distribution repeated to ``batch_shape`` (the parameters are expanded views, as PyTorch's).
+
+        Every parameter whose leading dimensions are the batch shape is expanded,
+        its event dimensions kept; an inner distribution (``Independent``'s base,
+        ``OneHotCategorical``'s Categorical) is expanded likewise.  The copy is
+        not validated again.
+        """
+        batch_shape = _size(batch_shape)
+        old = self._batch_shape
+        try:
+            np.broadcast_shapes(old, batch_shape)
+        except ValueError:
+            raise ValueError(f"{type(self).__name__}.expand: batch shape {old} cannot be expanded to "
+                             f"{batch_shape}") from None
+        new = type(self).__new__(type(self))
+        for name, value in self.__dict__.items():
+            if isinstance(value, Distribution):
+                inner = value._batch_shape[len(old):]
+                value = value.expand(batch_shape + inner)
+            elif isinstance(value, Tensor) and tuple(value.shape[:len(old)]) == old:
+                value = value.expand(batch_shape + tuple(value.shape[len(old):]))
+            new.__dict__[name] = value
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _extended_shape(self, sample_shape: Any = ()) -> Tuple[int, ...]:
         return _size(sample_shape) + self._batch_shape + self._event_shape
 
