@@ -98,10 +98,30 @@ from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.tensors.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 from taugrad.tensors.out_param import div as divide, div as true_divide
 
+# registered ops that torch also offers as top-level functions (torch.conv2d, torch.relu_, ...)
+from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d
+from taugrad.tensors.ops.pool import avg_pool1d, max_pool1d, max_pool2d
+from taugrad.tensors.ops.norm import group_norm, layer_norm
+from taugrad.tensors.ops.dropout import dropout
+from taugrad.tensors.ops.elementwise import positive, rsub
+from taugrad.tensors.ops.conversion import get_device, is_nonzero, is_same_size, is_signed
+from taugrad.tensors.core.rule import forward_of as _forward_of
+
+#: torch's in-place functions: ``taugrad.relu_(x)`` is ``x.relu_()``, the registered in-place op itself
+_INPLACE_FUNCTIONS = (
+    "abs_", "acos_", "asin_", "atan_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "cos_", "cosh_", "deg2rad_",
+    "erf_", "exp2_", "exp_", "expm1_", "fill_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
+    "nan_to_num_", "neg_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+)
+globals().update({_name: _forward_of(_name) for _name in _INPLACE_FUNCTIONS})
+
 # libraries on top of the engines
 from taugrad import autograd, data, datasets, func, functional, nn, optim, utils
 from taugrad import linalg  # torch.linalg's norms
 from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
+from taugrad import multiprocessing  # torch.multiprocessing: tensors in shared memory
+from taugrad import amp, distributions  # mixed precision, probability distributions (as torch's)
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
@@ -115,3 +135,47 @@ from taugrad.debug import anomaly
 from taugrad.debug.anomaly import AnomalyError, detect_anomaly
 
 __version__ = "0.1.0"
+
+# what ``from taugrad import *`` gives: every public function, class, dtype and library module
+# (tests/architecture/test_exports.py checks that no registered torch function or module is missing)
+__all__ = [
+    "AnomalyError", "CheckpointError", "ExpressionError", "Function", "FunctionCtx", "Generator", "GradcheckError",
+    "GraphReleasedError", "Tensor", "Value", "abs", "abs_", "accelerator", "acos", "acos_", "add", "addcdiv",
+    "addcmul", "addmm", "all", "allclose", "amax", "amin", "amp", "anomaly", "any", "arange", "arccos", "arcsin",
+    "arctan", "arctan2", "argmax", "argmin", "argsort", "argwhere", "as_tensor", "asin", "asin_", "atan", "atan2",
+    "atan_", "atleast_1d", "atleast_2d", "atleast_3d", "autograd", "avg_pool1d", "backends", "bernoulli",
+    "bfloat16", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "bool",
+    "broadcast_tensors", "bucketize", "cat", "cdouble", "ceil", "ceil_", "cfloat", "channels_last",
+    "channels_last_3d", "check", "chunk", "clamp", "clamp_", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_",
+    "clip", "clone", "compile", "complex128", "complex64", "concatenate", "contiguous", "contiguous_format",
+    "conv1d", "conv2d", "conv_transpose2d", "cos", "cos_", "cosh", "cosh_", "count_nonzero", "cuda", "cumprod",
+    "cumsum", "data", "datasets", "debug", "default_generator", "deg2rad", "deg2rad_", "detect_anomaly", "device",
+    "diag", "diagonal", "diff", "distributed", "distributions", "div", "divide", "dot", "double", "draw_dot",
+    "dropout", "dstack", "dtype", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "erf_",
+    "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye", "fill_", "finfo", "fix", "flatten", "flip",
+    "float", "float16", "float32", "float64", "floor", "floor_", "floor_divide", "fmod", "frac", "frac_",
+    "from_dlpack", "from_numpy", "full", "full_like", "func", "functional", "gather", "ge", "gelu", "ger",
+    "get_default_device", "get_default_dtype", "get_device", "get_rng_state", "grad", "gradcheck", "gradgradcheck",
+    "greater", "greater_equal", "group_norm", "gt", "half", "histc", "histogram", "hstack", "hypot", "iinfo",
+    "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int", "int16", "int32", "int64",
+    "int8", "is_grad_enabled", "is_inference_mode_enabled", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
+    "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "layer_norm", "le", "learn", "lerp",
+    "less", "less_equal", "linalg", "linspace", "load", "log", "log10", "log10_", "log1p", "log1p_", "log2",
+    "log2_", "log_", "log_softmax", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "logspace", "logsumexp", "long", "lt", "manual_seed", "masked_fill", "masked_select", "matmul", "max",
+    "max_pool1d", "max_pool2d", "maximum", "mean", "memory_format", "meshgrid", "min", "minimum", "mm", "moveaxis",
+    "movedim", "mul", "multinomial", "multiprocessing", "mv", "nan_to_num", "nan_to_num_", "nanmean", "nansum",
+    "narrow", "ne", "neg", "neg_", "negative", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel",
+    "ones", "ones_like", "optim", "outer", "pad", "permute", "poisson", "positive", "pow", "preserve_format",
+    "prod", "promote_types", "rad2deg", "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn",
+    "randn_like", "random", "randperm", "reciprocal", "reciprocal_", "relu", "relu_", "remainder",
+    "repeat_interleave", "reshape", "roll", "round", "round_", "rsqrt", "rsqrt_", "rsub", "save", "scalar",
+    "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
+    "set_default_device", "set_default_dtype", "set_grad_enabled", "set_printoptions", "set_rng_state", "short",
+    "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinh", "sinh_", "softmax", "sort", "split", "sqrt",
+    "sqrt_", "square", "square_", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "swapdims", "t", "take",
+    "take_along_dim", "tan", "tan_", "tanh", "tanh_", "tensor", "tensordot", "tile", "topk", "trace", "transpose",
+    "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "uint16", "uint32", "uint64",
+    "uint8", "unbind", "unflatten", "unique", "unsqueeze", "utils", "var", "vstack", "where", "xlogy", "xlogy_",
+    "zero_", "zeros", "zeros_like",
+]
