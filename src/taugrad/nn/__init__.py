@@ -26,6 +26,9 @@ from taugrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftm
 from taugrad.nn.activation import (
     CELU, GLU, RReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Tanhshrink, Threshold,
 )
+from taugrad.nn.activation import PReLU
+from taugrad.nn.normalization import RMSNorm
+from taugrad.nn.pixelshuffle import PixelShuffle, PixelUnshuffle
 from taugrad.nn.distance import CosineSimilarity, PairwiseDistance
 from taugrad.nn.attention import MultiheadAttention
 from taugrad.nn.rnn import GRU, LSTM, RNN, RNNBase, GRUCell, LSTMCell, RNNCell, RNNCellBase
@@ -78,4 +81,5 @@ __all__ = [
     "functional",
     "init",
     "utils",
+    "PReLU", "RMSNorm", "PixelShuffle", "PixelUnshuffle",
 ]

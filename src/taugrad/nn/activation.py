@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 import taugrad.nn.functional as F
-from taugrad.nn.module import Module
+from taugrad.nn.layers import factory_kwargs, place
+from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.node import Tensor
 
-__all__ = ["Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign",
+__all__ = ["PReLU", "Softmax", "LogSoftmax", "SiLU", "LeakyReLU", "ELU", "Softplus", "Hardtanh", "ReLU6", "Softsign",
            "LogSigmoid", "SELU", "CELU", "Mish", "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Threshold",
            "Softshrink", "Hardshrink", "Tanhshrink", "RReLU"]
 
@@ -282,3 +285,21 @@ class RReLU(Module):
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace(self.inplace, False)}"
+
+
+class PReLU(Module):
+    """``x`` if ``x > 0`` else ``a x`` with a learnable slope ``a``: one (``num_parameters=1``) or one per channel."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(np.full(num_parameters, init, dtype=dtype))
+        place(self, dev)
+
+    def forward(self, input: Any) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"

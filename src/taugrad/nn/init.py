@@ -36,6 +36,10 @@ __all__ = [
     "kaiming_normal_",
     "xavier_uniform_",
     "xavier_normal_",
+    "eye_",
+    "dirac_",
+    "orthogonal_",
+    "sparse_",
 ]
 
 
@@ -178,3 +182,74 @@ def xavier_normal_(tensor: Any, gain: float = 1.0, generator: Optional[np.random
     """Glorot & Bengio (2010): N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / max(fan_in + fan_out, 1)), generator)
+
+
+_calculate_fan_in_and_fan_out = calculate_fan_in_and_fan_out  # PyTorch's private name, which code calls
+
+
+def eye_(tensor: Any) -> Any:
+    r"""Fill the 2-D ``tensor`` with the identity: :math:`W_{ij} = [i = j]` (rectangular: ones on the diagonal)."""
+    if len(tensor.shape) != 2:
+        raise ValueError(f"eye_: Only tensors with 2 dimensions are supported, got shape {tuple(tensor.shape)}")
+    return _fill(tensor, np.eye(*tensor.shape))
+
+
+def dirac_(tensor: Any, groups: int = 1) -> Any:
+    r"""Fill a (out, in, *kernel) convolution weight (3 to 5 dims) so that the convolution is the identity.
+
+    In each of the ``groups`` groups of ``out / groups`` output channels, channel ``d`` gets a 1 at the
+    kernel's centre of input channel ``d`` (for ``d < min(out / groups, in)``), every other weight 0:
+    :math:`W_{g n + d,\, d,\, \lfloor k/2 \rfloor} = 1`.
+    """
+    shape = tuple(tensor.shape)
+    if len(shape) not in (3, 4, 5):
+        raise ValueError(f"dirac_: Only tensors with 3, 4, or 5 dimensions are supported, got shape {shape}")
+    if shape[0] % groups != 0:
+        raise ValueError(f"dirac_: dim 0 must be divisible by groups, got {shape[0]} and groups={groups}")
+    per_group = shape[0] // groups
+    values = np.zeros(shape)
+    centre = tuple(n // 2 for n in shape[2:])
+    for g in range(groups):
+        for d in range(min(per_group, shape[1])):
+            values[(g * per_group + d, d) + centre] = 1.0
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor: Any, gain: float = 1.0, generator: Optional[np.random.Generator] = None) -> Any:
+    r"""Fill with a (semi-)orthogonal matrix times ``gain`` (Saxe et al., 2013), as PyTorch draws it.
+
+    The tensor is seen as (rows, everything else); a standard normal matrix of
+    that shape (transposed if wider than tall) is factored ``A = QR`` and ``Q``'s
+    columns are signed by ``diag(R)``, which makes ``Q`` uniformly distributed:
+    :math:`W W^\top = g^2 I` (rows <= cols) or :math:`W^\top W = g^2 I`.
+    """
+    shape = tuple(tensor.shape)
+    if len(shape) < 2:
+        raise ValueError(f"orthogonal_: Only tensors with 2 or more dimensions are supported, got shape {shape}")
+    if math.prod(shape) == 0:
+        return tensor
+    rows = shape[0]
+    cols = math.prod(shape) // rows
+    flat = _rng(generator, tensor).normal(0.0, 1.0, size=(rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(shape))
+
+
+def sparse_(tensor: Any, sparsity: float, std: float = 0.01, generator: Optional[np.random.Generator] = None) -> Any:
+    r"""Fill the 2-D ``tensor`` from :math:`N(0, \text{std}^2)`, then zero ``ceil(sparsity * rows)`` random rows of
+    each column (Martens, 2010)."""
+    shape = tuple(tensor.shape)
+    if len(shape) != 2:
+        raise ValueError(f"sparse_: Only tensors with 2 dimensions are supported, got shape {shape}")
+    rows, cols = shape
+    rng = _rng(generator, tensor)
+    values = rng.normal(0.0, std, size=shape)
+    zeros = int(math.ceil(sparsity * rows))
+    for col in range(cols):
+        values[rng.permutation(rows)[:zeros], col] = 0.0
+    return _fill(tensor, values)

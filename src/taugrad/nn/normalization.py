@@ -22,12 +22,13 @@ from typing import Any, Optional
 import numpy as np
 
 from taugrad.nn.functional.dropout import dropout2d as _dropout2d
+from taugrad.nn.functional.normalization import rms_norm as _rms_norm
 from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import norm as _norm
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "Dropout2d", "Upsample"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "Dropout2d", "Upsample", "RMSNorm"]
 
 
 def _affine_parameters(module: Module, affine: bool, bias: bool, n: int, dtype) -> None:
@@ -216,3 +217,28 @@ class Upsample(Module):
     def extra_repr(self) -> str:
         what = f"size={self.size}" if self.size is not None else f"scale_factor={self.scale_factor}"
         return f"{what}, mode={self.mode!r}"
+
+
+class RMSNorm(Module):
+    r"""Root-mean-square normalisation over the last dims (:func:`taugrad.nn.functional.rms_norm`):
+    :math:`y = x / \sqrt{\mathrm{mean}(x^2) + \epsilon} \cdot w`, ``w`` learnable (ones) when ``elementwise_affine``."""
+
+    def __init__(self, normalized_shape: Any, eps: Optional[float] = None, elementwise_affine: bool = True,
+                 device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
+        shape = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else normalized_shape
+        self.normalized_shape = tuple(int(n) for n in shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(np.ones(self.normalized_shape, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+        place(self, dev)
+
+    def forward(self, x: Any) -> Tensor:
+        return _rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

@@ -37,6 +37,7 @@ from taugrad.tensors.ops.pool import (
 )
 from taugrad.nn.functional.activation import (
     celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
+    prelu,
     log_softmax, logsigmoid, mish, relu, relu_, relu6, rrelu, rrelu_, selu, selu_, silu, softmax, softmin, softplus,
     softshrink, softsign, tanhshrink, threshold, threshold_,
 )
@@ -50,9 +51,11 @@ from taugrad.nn.functional.margin_loss import (
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,
     multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss, triplet_margin_loss,
 )
-from taugrad.nn.functional.normalization import batch_norm, group_norm, layer_norm, normalize
+from taugrad.nn.functional.normalization import (
+    batch_norm, group_norm, instance_norm, layer_norm, normalize, rms_norm,
+)
 from taugrad.nn.functional.sparse import embedding, one_hot
-from taugrad.nn.functional.vision import interpolate, pad
+from taugrad.nn.functional.vision import interpolate, pad, pixel_shuffle, pixel_unshuffle
 from taugrad.nn.functional import (
     activation as _activations, distance as _distances, loss as _losses, margin_loss as _margin_losses,
     normalization as _normalization, sparse as _sparse,

@@ -23,6 +23,7 @@ from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
 from taugrad.tensors.ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = [
+    "prelu",
     "softmax",
     "log_softmax",
     "relu",
@@ -380,3 +381,22 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:
 def rrelu_(input: Tensor, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, training: bool = False) -> Tensor:
     """:func:`rrelu` written into ``input``; returns it."""
     return rrelu(input, lower, upper, training, inplace=True)
+
+
+def prelu(input: Any, weight: Any) -> Tensor:
+    r"""Parametric ReLU (He et al., 2015): :math:`y = x` for :math:`x > 0`, else :math:`a_c x`, with one slope
+    ``weight`` (numel 1) or one per channel (dim 1; dim 0 of a 1-D input)."""
+    x = _floating(_tensor(input, "prelu"), "prelu")
+    w = weight if isinstance(weight, Tensor) else Tensor(weight)
+    n = w._data.size
+    if w.ndim > 1:
+        raise ValueError(f"prelu: weight must be a scalar or a 1-D tensor, got shape {tuple(w.shape)}")
+    if n != 1:
+        channels = x.shape[0] if x.ndim == 1 else (x.shape[1] if x.ndim else 1)
+        if n != channels:
+            raise ValueError(f"prelu: Mismatch of parameter numbers and input channel size. Found parameter "
+                             f"numbers = {n} and channel size = {channels}.")
+        w = w.reshape((n,) + (1,) * (x.ndim - 2)) if x.ndim >= 2 else w
+    else:
+        w = w.reshape(())
+    return where(x > 0, x, x * w)

@@ -1,12 +1,14 @@
 """``torch.nn.functional.pad`` (PyTorch files it under vision functions, with ``interpolate``)."""
 from __future__ import annotations
 
+from typing import Any
+
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import shape as _shape
 from taugrad.tensors.ops.conv import pad_mode
 from taugrad.tensors.ops.norm import interpolate
 
-__all__ = ["pad", "interpolate"]
+__all__ = ["pad", "interpolate", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
@@ -24,3 +26,40 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     if value is not None and value != 0:
         raise ValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
     return pad_mode(input, pad, mode, "pad")
+
+
+def _pixel_input(input: Any, factor: int, op: str, name: str) -> Tensor:
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    if x.ndim < 3:
+        raise ValueError(f"{op}: expected an input of at least 3 dimensions (*, C, H, W), got shape {tuple(x.shape)}")
+    if isinstance(factor, bool) or not isinstance(factor, int) or factor <= 0:
+        raise ValueError(f"{op}: {name} must be a positive integer, got {factor!r}")
+    return x
+
+
+def pixel_shuffle(input: Any, upscale_factor: int) -> Tensor:
+    r"""(*, C r^2, H, W) -> (*, C, H r, W r): :math:`y_{c,\, h r + i,\, w r + j} = x_{c r^2 + i r + j,\, h,\, w}`
+    (Shi et al., 2016); a reshape and a permutation, so the gradient is their inverse."""
+    r = upscale_factor
+    x = _pixel_input(input, r, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = x.shape
+    if c % (r * r):
+        raise ValueError(f"pixel_shuffle: the channel dim of size {c} must be divisible by the square of "
+                         f"upscale_factor, which is {r * r}")
+    n = len(lead)
+    y = x.reshape(*lead, c // (r * r), r, r, h, w)
+    y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Any, downscale_factor: int) -> Tensor:
+    r"""(*, C, H r, W r) -> (*, C r^2, H, W), the inverse of :func:`pixel_shuffle`."""
+    r = downscale_factor
+    x = _pixel_input(input, r, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = x.shape
+    if h % r or w % r:
+        raise ValueError(f"pixel_unshuffle: the height {h} and width {w} must be divisible by downscale_factor {r}")
+    n = len(lead)
+    y = x.reshape(*lead, c, h // r, r, w // r, r)
+    y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*lead, c * r * r, h // r, w // r)
