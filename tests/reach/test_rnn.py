@@ -333,5 +333,7 @@ def test_errors_match_torch():
         m(tgt(np.zeros((2, 1, 3))), (tgt(np.zeros((1, 1, 4))), tgt(np.zeros((2, 1, 4)))))
     with pytest.raises(ValueError, match="Expected input to be 2D or 3D"):
         m(tgt(np.zeros(3)))
+    with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
+        m(tgt(np.zeros((0, 1, 3))))
     with pytest.raises(ValueError, match="does not match weight dtype"):
         m(tg.zeros(2, 1, 3))

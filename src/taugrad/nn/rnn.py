@@ -295,6 +295,8 @@ class RNNBase(Module):
             elif self.batch_first:
                 x = x.transpose(0, 1)
             steps, batch = x.shape[0], x.shape[1]
+            if steps == 0:
+                raise RuntimeError(f"{name}: Expected sequence length to be larger than 0 in RNN")
             sizes = [batch] * steps
             data = x.reshape(steps * batch, x.shape[2])
         if data.shape[-1] != self.input_size:
