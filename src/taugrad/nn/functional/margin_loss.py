@@ -18,7 +18,7 @@ import numpy as np
 
 from taugrad.nn.functional.activation import logsigmoid, softplus
 from taugrad.nn.functional.distance import pairwise_distance
-from taugrad.nn.functional._helpers import pair as _pair, reduce as _reduce
+from taugrad.nn.functional._helpers import input_tensor as _tensor, pair as _pair, reduce as _reduce
 from taugrad.tensors.core.backend import array_module
 from taugrad.tensors.core.device_checks import as_unsigned, outside_on_device
 from taugrad.tensors.core.node import Tensor, constant
@@ -74,7 +74,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
     x2 = _floating_input(input2, op, "input2")
     y = _fused._target_like(target, x1, op)
     if not x1.ndim == x2.ndim == y.ndim:
-        raise ValueError(f"{op}: input1 {x1.shape}, input2 {x2.shape} and target {y.shape} "
+        raise ValueError(f"{op}: input1 {tuple(x1.shape)}, input2 {tuple(x2.shape)} and target {tuple(y.shape)} "
                          "must have the same number of dimensions")
     _broadcastable(op, x1, x2, y)
     return _reduce((-y * (x1 - x2) + margin).clip(0.0, None), reduction, op)
@@ -144,9 +144,9 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: float =
     x2 = _floating_input(input2, op, "input2")
     y = _fused._target_like(target, x1, op)
     if y.ndim not in (0, 1):
-        raise ValueError(f"{op}: target must be 0-d or 1-d, got shape {y.shape}")
+        raise ValueError(f"{op}: target must be 0-d or 1-d, got shape {tuple(y.shape)}")
     if x1.ndim != y.ndim + 1 or x2.ndim != y.ndim + 1:
-        raise ValueError(f"{op}: a {y.ndim}-d target needs {y.ndim + 1}-d inputs, got {x1.shape} and {x2.shape}")
+        raise ValueError(f"{op}: a {y.ndim}-d target needs {y.ndim + 1}-d inputs, got {tuple(x1.shape)} and {tuple(x2.shape)}")
     d = y.ndim
     _broadcastable(op, x1, x2)
     prod = (x1 * x2).sum(dim=d)
@@ -209,7 +209,7 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
         if x.shape[:-1] == v.shape:
             v = v.unsqueeze(-1)
         elif not (x.ndim == v.ndim and sum(b for a, b in zip(x.shape, v.shape) if a != b) == 1):
-            raise ValueError(f"{op}: var of shape {v.shape} does not fit input of shape {x.shape}")
+            raise ValueError(f"{op}: var of shape {tuple(v.shape)} does not fit input of shape {tuple(x.shape)}")
     _check_reduction(reduction, op)
     _broadcastable(op, x, y)
     v = v + (v.clip(eps, None) - v).detach()
@@ -237,7 +237,7 @@ def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: float
     pos = _floating_input(positive, op, "positive")
     neg = _floating_input(negative, op, "negative")
     if not a.ndim == pos.ndim == neg.ndim:
-        raise ValueError(f"{op}: anchor {a.shape}, positive {pos.shape} and negative {neg.shape} "
+        raise ValueError(f"{op}: anchor {tuple(a.shape)}, positive {tuple(pos.shape)} and negative {tuple(neg.shape)} "
                          "must have the same number of dimensions")
     _broadcastable(op, a, pos, neg)
     d_pos = pairwise_distance(a, pos, p, eps)
@@ -260,13 +260,13 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
         raise ValueError(f"{op}: only p == 1 and p == 2 are supported, got {p}")
     x = _floating_input(input, op)
     if x.ndim > 2 or (x.ndim and x.shape[-1] == 0):
-        raise ValueError(f"{op}: input must be a non-empty vector or matrix, got shape {x.shape}")
+        raise ValueError(f"{op}: input must be a non-empty vector or matrix, got shape {tuple(x.shape)}")
     t = _fused._target_array(target, x._data, op)  # beside the input, on its device
     if t.dtype.kind not in "iu":
         raise TypeError(f"{op}: target must hold integer class indices, got dtype {t.dtype}")
     rows = x.shape[0] if x.ndim == 2 else 1
     if t.ndim > 1 or t.size != rows:
-        raise ValueError(f"{op}: target of shape {t.shape} does not fit input of shape {x.shape}")
+        raise ValueError(f"{op}: target of shape {tuple(t.shape)} does not fit input of shape {tuple(x.shape)}")
     classes = x.shape[-1] if x.ndim else 1
     xp = array_module(x._data)
     index = t.reshape(rows, 1)
@@ -284,7 +284,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     if weight is not None:
         w = _fused._target_like(weight, x, op)
         if w.ndim != 1 or w.shape[0] != classes:
-            raise ValueError(f"{op}: weight must be one-dimensional with {classes} entries, got shape {w.shape}")
+            raise ValueError(f"{op}: weight must be one-dimensional with {classes} entries, got shape {tuple(w.shape)}")
         h = h * w.gather(0, constant(index.reshape(rows))).reshape(rows, 1)
     terms = where(constant(other & (z._data > 0)), h, _zeros(h))
     losses = terms.sum(dim=1) / classes
