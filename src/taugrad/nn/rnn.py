@@ -33,7 +33,7 @@ import numpy as np
 
 from taugrad.nn import init
 from taugrad.nn.layers import factory_kwargs, place
-from taugrad.nn.lstm_sequence import lstm_sequence
+from taugrad.nn.lstm_sequence import gru_sequence, lstm_sequence
 from taugrad.nn.module import Module, Parameter
 from taugrad.nn.utils.rnn import PackedSequence
 from taugrad.tensors.core.node import Tensor
@@ -93,6 +93,16 @@ def _lstm_composed(xg: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor) -> Tuple[Te
         h, c = _lstm_step(xg[t], h, c, w_hh_t, None)
         outs.append(h)
     return stack(outs), h, c
+
+
+def _gru_composed(xg: Tensor, h0: Tensor, w_hh: Tensor, b_hh: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+    """The GRU layer of :func:`gru_sequence` step by step from taugrad ops: ``(out, h_n)``."""
+    w_hh_t = w_hh.t()
+    h, outs = h0, []
+    for t in range(xg.shape[0]):
+        h = _gru_step(xg[t], h, w_hh_t, b_hh)
+        outs.append(h)
+    return stack(outs), h
 
 
 def _scan(step, xg: Tensor, sizes: Sequence[int], state: Tuple[Tensor, ...],
@@ -365,6 +375,16 @@ class RNNBase(Module):
                         out = out.flip(0)
                     outs.append(out.reshape(xg.shape[0], out.shape[-1]))
                     finals.append((h_n, c_n))
+                    continue
+                if self.mode == "GRU" and len(set(sizes)) == 1:
+                    xg3 = xg.reshape(len(sizes), sizes[0], xg.shape[-1])
+                    if direction == 1:
+                        xg3 = xg3.flip(0)
+                    out, h_n = gru_sequence(xg3, h0[index], w_hh, hidden_bias, _gru_composed)
+                    if direction == 1:
+                        out = out.flip(0)
+                    outs.append(out.reshape(xg.shape[0], out.shape[-1]))
+                    finals.append((h_n,))
                     continue
                 if self.mode == "LSTM":
                     w_hr_t = w_hr.t() if w_hr is not None else None
