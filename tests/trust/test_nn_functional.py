@@ -191,3 +191,47 @@ def test_embedding_function_padding_idx_gradient(padding_idx):
     (gy * taugrad.tensor(w)).sum().backward()
     (ty * torch.tensor(w)).sum().backward()
     _close(g.grad, t.grad)
+
+
+# -- pad with negative widths: a crop, as torch ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("widths", [(-1, 2), (1, -2, -1, 0), (-1, -1), (0, 0, -2, 3), (-2, -1, 1, 1, 0, -1)])
+def test_pad_negative_widths_crop(widths):
+    g, t = _pair(RNG.normal(size=(2, 3, 5)))
+    gy, ty = F.pad(g, widths, value=1.5), TF.pad(t, widths, value=1.5)
+    _close(gy, ty)
+    w = RNG.normal(size=ty.shape)
+    (gy * taugrad.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    _close(g.grad, t.grad)
+
+
+# -- interpolate: bicubic, area, nearest-exact -----------------------------------------------------------------
+
+
+INTERPOLATIONS = [
+    ("bicubic", (1, 2, 5, 4), dict(size=(7, 9))),
+    ("bicubic", (1, 2, 5, 4), dict(size=(3, 2), align_corners=True)),
+    ("bicubic", (2, 1, 4, 6), dict(scale_factor=1.5)),
+    ("bicubic", (2, 1, 4, 6), dict(scale_factor=(2.0, 0.5), align_corners=False)),
+    ("bicubic", (2, 1, 4, 6), dict(scale_factor=1.7, recompute_scale_factor=True)),
+    ("area", (1, 2, 7, 5), dict(size=(3, 2))),
+    ("area", (1, 2, 7), dict(size=4)),
+    ("area", (1, 2, 6, 6), dict(scale_factor=0.5)),
+    ("area", (1, 2, 3, 4), dict(size=(5, 9))),
+    ("nearest-exact", (1, 2, 5, 4), dict(size=(7, 3))),
+    ("nearest-exact", (1, 2, 5), dict(scale_factor=2.5)),
+    ("nearest-exact", (1, 2, 5, 4), dict(scale_factor=(0.6, 1.5), recompute_scale_factor=True)),
+]
+
+
+@pytest.mark.parametrize("mode, shape, kw", INTERPOLATIONS)
+def test_interpolate_modes(mode, shape, kw):
+    g, t = _pair(RNG.normal(size=shape))
+    gy, ty = F.interpolate(g, mode=mode, **kw), TF.interpolate(t, mode=mode, **kw)
+    _close(gy, ty)
+    w = RNG.normal(size=ty.shape)
+    (gy * taugrad.tensor(w)).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    _close(g.grad, t.grad)

@@ -199,7 +199,7 @@ class Dropout2d(Module):
 
 
 class Upsample(Module):
-    """Resize the spatial dims (``interpolate``): ``size`` or ``scale_factor``; mode 'nearest', 'linear', 'bilinear'."""
+    """Resize the spatial dims (``interpolate``): ``size`` or ``scale_factor``; any mode of :func:`interpolate`."""
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                  align_corners: Optional[bool] = None, recompute_scale_factor: Optional[bool] = None) -> None:

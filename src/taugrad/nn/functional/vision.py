@@ -20,12 +20,35 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     channels (and a batch dim or not), as PyTorch's.
     """
     if mode == "constant":
+        input, pad = _crop_negative(input, pad)
         return _shape.pad(input, pad, "constant", 0.0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):
         raise ValueError(f"pad: mode must be 'constant', 'reflect', 'replicate' or 'circular', got {mode!r}")
     if value is not None and value != 0:
         raise ValueError(f"pad: mode {mode!r} takes no value (got {value!r})")
     return pad_mode(input, pad, mode, "pad")
+
+
+def _crop_negative(input: Any, pad) -> tuple:
+    """A negative width removes that many elements from its side (PyTorch's ``constant_pad_nd``): the input is
+    sliced first (a view in the graph), and the widths that remain are those >= 0."""
+    widths = tuple(int(w) for w in pad)
+    if not any(w < 0 for w in widths):
+        return input, pad
+    x = input if isinstance(input, Tensor) else Tensor(input)
+    if len(widths) % 2 or len(widths) // 2 > x.ndim:
+        raise ValueError(f"pad: {len(widths)} widths do not fit a tensor of shape {tuple(x.shape)}")
+    index = [slice(None)] * x.ndim
+    for i in range(len(widths) // 2):
+        d = x.ndim - 1 - i
+        lo, hi = widths[2 * i], widths[2 * i + 1]
+        size = x.shape[d]
+        start, stop = max(-lo, 0), size + min(hi, 0)
+        if stop - start + max(lo, 0) + max(hi, 0) < 0:
+            raise ValueError(f"pad: the widths ({lo}, {hi}) of dim {d} would give it a negative size, "
+                             f"from {size}")
+        index[d] = slice(start, max(stop, start))
+    return x[tuple(index)], tuple(max(w, 0) for w in widths)
 
 
 def _pixel_input(input: Any, factor: int, op: str, name: str) -> Tensor:

@@ -406,22 +406,86 @@ def _linear_matrix(n_in: int, n_out: int, factor, align_corners: bool) -> np.nda
     return m
 
 
+def _nearest_exact_matrix(n_in: int, n_out: int, factor) -> np.ndarray:
+    """out[i] = in[min(floor((i + 1/2) * scale), n_in - 1)]: pixel centres, the step in float32 as PyTorch's."""
+    scale = np.float32(1.0 / factor if factor is not None else n_in / n_out)
+    index = np.minimum(np.floor((np.arange(n_out, dtype=np.float32) + np.float32(0.5)) * scale).astype(np.int64),
+                       n_in - 1)
+    m = np.zeros((n_out, n_in))
+    m[np.arange(n_out), index] = 1.0
+    return m
+
+
+def _area_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """Adaptive average pooling: out[i] is the mean of in[floor(i n_in / n_out) : ceil((i + 1) n_in / n_out)]."""
+    m = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        start, end = (i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+_CUBIC_A = -0.75  # PyTorch's (and Keys's) cubic convolution constant
+
+
+def _cubic_matrix(n_in: int, n_out: int, factor, align_corners: bool) -> np.ndarray:
+    """Cubic convolution (Keys, 1981) with a = -0.75: out[i] = sum_k w_k(t) in[clamp(i0 - 1 + k)], k = 0..3,
+    at source ``x = scale (i + 1/2) - 1/2`` (``scale i`` with align_corners), ``i0 = floor(x)``, ``t = x - i0``;
+    ``w = (c2(t + 1), c1(t), c1(1 - t), c2(2 - t))`` with ``c1(x) = ((a + 2) x - (a + 3)) x^2 + 1`` and
+    ``c2(x) = ((a x - 5a) x + 8a) x - 4a``; indices past the edge read the edge, as PyTorch's."""
+    a = _CUBIC_A
+    scale = _scale(n_in, n_out, factor, align_corners)
+    dst = np.arange(n_out, dtype=np.float64)
+    src = dst * scale if align_corners else scale * (dst + 0.5) - 0.5
+    i0 = np.floor(src).astype(np.int64)
+    t = src - i0
+
+    def c1(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def c2(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    weights = (c2(t + 1.0), c1(t), c1(1.0 - t), c2(2.0 - t))
+    m = np.zeros((n_out, n_in))
+    rows = np.arange(n_out)
+    for k, w in enumerate(weights):
+        np.add.at(m, (rows, np.clip(i0 - 1 + k, 0, n_in - 1)), w)
+    return m
+
+
+def _interpolation_matrix(mode: str, n_in: int, n_out: int, factor, align_corners) -> np.ndarray:
+    if mode == "nearest":
+        return _nearest_matrix(n_in, n_out, factor)
+    if mode == "nearest-exact":
+        return _nearest_exact_matrix(n_in, n_out, factor)
+    if mode == "area":
+        return _area_matrix(n_in, n_out)
+    if mode == "bicubic":
+        return _cubic_matrix(n_in, n_out, factor, bool(align_corners))
+    return _linear_matrix(n_in, n_out, factor, bool(align_corners))
+
+
 @register("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
                 recompute_scale_factor=None) -> Tensor:
-    """Resize the spatial dims of ``input`` (N, C, L) or (N, C, H, W): ``mode`` 'nearest', 'linear' (3-D)
-    or 'bilinear' (4-D), with PyTorch's pixel conventions (``align_corners`` for the linear modes)."""
+    """Resize the spatial dims of ``input`` (N, C, L) or (N, C, H, W): ``mode`` 'nearest', 'nearest-exact',
+    'area', 'linear' (3-D), 'bilinear' or 'bicubic' (4-D), with PyTorch's pixel conventions (``align_corners``
+    for the linear and cubic modes).  Each spatial dim is resized by a matrix product, so the gradient is the
+    transposed resize."""
     op = "interpolate"
     x = _floating_input(input, op, 3)
     spatial = x.ndim - 2
     if spatial not in (1, 2):
         raise ValueError(f"{op}: supports 3-D and 4-D inputs, got shape {tuple(x.shape)}")
-    allowed = {"nearest": (1, 2), "linear": (1,), "bilinear": (2,)}
+    allowed = {"nearest": (1, 2), "nearest-exact": (1, 2), "area": (1, 2), "linear": (1,), "bilinear": (2,),
+               "bicubic": (2,)}
     if mode not in allowed or spatial not in allowed[mode]:
-        raise ValueError(f"{op}: mode {mode!r} does not fit a {x.ndim}-D input (nearest for 3-D and 4-D, "
-                         f"linear for 3-D, bilinear for 4-D)")
-    if mode == "nearest" and align_corners is not None:
-        raise ValueError(f"{op}: align_corners only applies to the linear modes")
+        raise ValueError(f"{op}: mode {mode!r} does not fit a {x.ndim}-D input (nearest, nearest-exact and area "
+                         f"for 3-D and 4-D, linear for 3-D, bilinear and bicubic for 4-D)")
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
+        raise ValueError(f"{op}: align_corners option can only be set with the interpolating modes: "
+                         f"linear | bilinear | bicubic | trilinear")
     if (size is None) == (scale_factor is None):
         raise ValueError(f"{op}: give exactly one of size and scale_factor")
     in_sizes = tuple(x.shape[2:])
@@ -438,8 +502,7 @@ def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", alig
     if len(sizes) != spatial or any(int(s) < 1 for s in sizes):
         raise ValueError(f"{op}: output size {sizes} must be {spatial} positive int(s)")
     dtype = x._data.dtype
-    matrices = [(_nearest_matrix(n, int(s), f) if mode == "nearest"
-                 else _linear_matrix(n, int(s), f, bool(align_corners))).astype(dtype)
+    matrices = [_interpolation_matrix(mode, n, int(s), f, align_corners).astype(dtype)
                 for n, s, f in zip(in_sizes, sizes, factors)]
     matmul = forward_of("matmul")
     xp = array_module(x._data)  # the matrices are built on the host, then moved to x's device
