@@ -33,7 +33,7 @@ import numpy as np
 
 from taugrad.nn import init
 from taugrad.nn.layers import factory_kwargs, place
-from taugrad.nn.lstm_sequence import gru_sequence, lstm_sequence
+from taugrad.nn.rnn_sequence import gru_sequence, lstm_sequence
 from taugrad.nn.module import Module, Parameter
 from taugrad.nn.utils.rnn import PackedSequence
 from taugrad.tensors.core.node import Tensor
