@@ -17,8 +17,10 @@ initialisation: every parameter from ``U(-1/sqrt(hidden_size), 1/sqrt(hidden_siz
 
 The whole input sequence goes through ``W_ih`` in one matrix product per
 layer and direction (it does not depend on the state); only ``W_hh h`` and
-the gates run step by step.  Each step is made of taugrad ops, so gradients
-of any order flow through it.  A :class:`~taugrad.nn.utils.rnn.PackedSequence`
+the gates run step by step.  An LSTM or GRU layer over an unpacked batch runs
+as one op with its backward written out (:mod:`taugrad.nn.rnn_sequence`);
+otherwise each step is made of taugrad ops.  Either way gradients of any order
+flow through it.  A :class:`~taugrad.nn.utils.rnn.PackedSequence`
 runs step ``t`` on the first ``batch_sizes[t]`` rows only: a sequence's last
 state is the state after its own last element.
 """
