@@ -181,3 +181,25 @@ def test_the_drawing_shows_the_ops_the_model_is_written_with():
     ops = sorted(line.split('label="')[1].split('"')[0] for line in source.splitlines() if "shape=ellipse" in line
                  or 'shape="ellipse"' in line)
     assert ops == ["cross_entropy", "linear", "linear", "relu"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib, x, w, b: lib.nn.functional.linear(x, w),
+    lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+    lambda lib, x, w, b: lib.nn.functional.linear(x[0], w),
+    lambda lib, x, w, b: (x @ w.t())[:1].squeeze(0),
+    lambda lib, x, w, b: (x @ w.t())[:1].squeeze((0,)),
+    lambda lib, x, w, b: lib.nn.functional.cross_entropy(x @ w.t(), lib.tensor([0, 1, 2])),
+])
+def test_a_node_freed_by_backward_keeps_torch_name(make):
+    names = []
+    for lib in (taugrad, torch):
+        rng = np.random.default_rng(3)
+        x = lib.tensor(rng.standard_normal((3, 4)), requires_grad=True)
+        w = lib.tensor(rng.standard_normal((5, 4)), requires_grad=True)
+        b = lib.tensor(rng.standard_normal(5), requires_grad=True)
+        out = make(lib, x, w, b)
+        before = out.grad_fn.name()
+        out.sum().backward()
+        names.append((before, out.grad_fn.name()))
+    assert names[0] == names[1]

@@ -206,10 +206,10 @@ def test_nonzero_and_count_nonzero_of_edge_shapes():
         _same(a.count_nonzero(), b.count_nonzero())
 
 
-def test_is_contiguous_answers_true_and_contiguous_keeps_it():
-    x = taugrad.zeros(3, 4).t()
-    assert x.is_contiguous() is True
-    assert x.contiguous().is_contiguous()
+def test_is_contiguous_tells_the_layout_and_contiguous_copies_when_needed():
+    x, tx = taugrad.zeros(3, 4).t(), torch.zeros(3, 4).t()
+    assert x.is_contiguous() is tx.is_contiguous() is False
+    assert x.contiguous().is_contiguous() and tx.contiguous().is_contiguous()
 
 
 def test_diff_of_bools_and_high_order():

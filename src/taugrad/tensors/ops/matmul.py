@@ -19,7 +19,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.dtypes import DtypeMismatchError
 from taugrad.tensors.core.node import check_same_device, device_mismatch, make, operand
 from taugrad.tensors.core.node import Tensor
-from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, register, rule
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, Rule, forward_of, register, rule
 
 ndarray = np.ndarray
 
@@ -105,10 +105,11 @@ def rmatmul(a: Tensor, b) -> Tensor:
 def _linear_picture(node):
     """PyTorch's nodes for ``linear``: ``addmm(b, x, W.t())`` (``mm(x, W.t())`` without a bias), with an
     input that is not a matrix flattened to rows by ``view`` and the result viewed back (a vector
-    without a bias: ``unsqueeze`` and ``squeeze``).  Once freed, a bias is assumed (nn.Linear's default)."""
+    without a bias: ``unsqueeze`` and ``squeeze``).  A node freed by backward has only its rule, which
+    tells whether there was a bias, and its output, whose rank is the input's."""
     prev = node._prev
     rank = prev[0]._data.ndim if prev else node._data.ndim
-    bias = len(prev) != 2
+    bias = len(prev) == 3 if prev else node._ctx is not _LINEAR_NO_BIAS
     weight_t = ("TBackward0", (1,))
     if rank == 2:
         return ("AddmmBackward0", (2, 0, weight_t)) if bias else ("MmBackward0", (0, weight_t))
@@ -154,7 +155,12 @@ def linear(x: Tensor, weight: Tensor, bias=None) -> Tensor:
     BLAS reads the row-major weight as a transposed operand, with no copy.
     """
     data, parents = _linear_data(x, weight, bias, "linear")
-    return make(data, parents, linear_backward)
+    return make(data, parents, linear_backward if len(parents) == 3 else _LINEAR_NO_BIAS)
+
+
+#: linear's rule for a call without a bias: the same maths, a rule of its own so that a node freed by
+#: backward still shows PyTorch's ``MmBackward0`` rather than ``AddmmBackward0``
+_LINEAR_NO_BIAS = Rule("linear", linear_backward.backward, reads=(0, 1), gives=G_OR_NEW, shows=_linear_picture)
 
 
 def _linear_data(x: Tensor, weight, bias, op: str):

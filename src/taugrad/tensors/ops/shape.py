@@ -17,7 +17,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.dtypes import result_type
 from taugrad.tensors.core.node import array_module, check_same_device, device_mismatch, make, make_view
-from taugrad.tensors.core.rule import register, rule, shown_as
+from taugrad.tensors.core.rule import Rule, register, rule, shown_as
 from taugrad.tensors.core.node import Tensor, to_array
 
 
@@ -121,16 +121,16 @@ def _prod(values) -> int:
     return n
 
 
-def _squeeze_picture(node):
-    """PyTorch numbers its squeeze nodes by the form of ``dim``: none 0, one 1, a tuple 2."""
-    dim = node._ctx
-    return f"SqueezeBackward{0 if dim is None else 2 if isinstance(dim, (tuple, list)) else 1}", \
-        (0,) if node._prev else ()
-
-
-@rule("squeeze", shows=_squeeze_picture)
+@rule("squeeze", shows=shown_as("SqueezeBackward0"))
 def squeeze_backward(g, out, ins, node):
+    """z = a without size-1 dims:  the gradient reshaped back to a's shape."""
     return (g.reshape(ins[0].shape),)
+
+
+#: the same rule for ``squeeze(dim)`` and ``squeeze((dims...))``, which PyTorch numbers 1 and 2: a rule of
+#: its own rather than a flag in the node, as a node freed by backward keeps only its rule and still shows its name
+_SQUEEZE_ONE = Rule("squeeze", squeeze_backward.backward, shows=shown_as("SqueezeBackward1"))
+_SQUEEZE_DIMS = Rule("squeeze", squeeze_backward.backward, shows=shown_as("SqueezeBackward2"))
 
 
 @register("squeeze", methods=("squeeze",))
@@ -145,10 +145,11 @@ def squeeze(x: Tensor, dim=None) -> Tensor:
             for d in dims:
                 if d not in (0, -1):
                     raise IndexError(f"squeeze: dim {d} out of range for a 0-d tensor")
-            return make_view(x._data, x, (x,), squeeze_backward, dim)
+            return make_view(x._data, x, (x,), _SQUEEZE_DIMS if dims is dim else _SQUEEZE_ONE)
         drop = {normalize_dim(d, x._data.ndim, "squeeze") for d in dims}
         new = tuple(n for i, n in enumerate(shape) if not (i in drop and n == 1))
-    return make_view(x._data.reshape(new), x, (x,), squeeze_backward, dim)
+    rule_fn = squeeze_backward if dim is None else _SQUEEZE_DIMS if dims is dim else _SQUEEZE_ONE
+    return make_view(x._data.reshape(new), x, (x,), rule_fn)
 
 
 @rule("unsqueeze")
