@@ -26,21 +26,26 @@ def _inplace(inplace: bool, first: bool = True) -> str:
     return "inplace=True" if first else ", inplace=True"
 
 
-class Softmax(Module):
-    """``exp(x) / sum(exp(x))`` along ``dim``."""
+class _AlongDim(Module):
+    """What Softmax, LogSoftmax and Softmin share (a ``dim`` and its repr); private, so that a
+    ``LogSoftmax`` is no ``Softmax``, as in PyTorch."""
 
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: Any) -> Tensor:
-        return F.softmax(input, self.dim, _stacklevel=5)
-
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
 
 
-class LogSoftmax(Softmax):
+class Softmax(_AlongDim):
+    """``exp(x) / sum(exp(x))`` along ``dim``."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+
+class LogSoftmax(_AlongDim):
     """``x - logsumexp(x)`` along ``dim``."""
 
     def forward(self, input: Any) -> Tensor:
@@ -148,18 +153,23 @@ class LogSigmoid(Module):
         return F.logsigmoid(input)
 
 
-class SELU(Module):
-    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with PyTorch's constants."""
+class _Inplace(Module):
+    """An activation with only ``inplace`` (shown in its repr); private, so that a ``Mish`` is no
+    ``SELU``, as in PyTorch."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, input: Any) -> Tensor:
-        return F.selu(input, self.inplace)
-
     def extra_repr(self) -> str:
         return _inplace(self.inplace)
+
+
+class SELU(_Inplace):
+    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with PyTorch's constants."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.selu(input, self.inplace)
 
 
 class CELU(Module):
@@ -177,25 +187,30 @@ class CELU(Module):
         return f"alpha={self.alpha}{_inplace(self.inplace, False)}"
 
 
-class Mish(SELU):
+class Mish(_Inplace):
     """``x * tanh(softplus(x))``."""
 
     def forward(self, input: Any) -> Tensor:
         return F.mish(input, self.inplace)
 
 
-class Hardswish(Module):
-    """``x * relu6(x + 3) / 6``; PyTorch's repr shows no ``inplace``, nor does this one."""
+class _InplaceUnshown(Module):
+    """An activation with only ``inplace``, which PyTorch's repr does not show; private, so that a
+    ``Hardsigmoid`` is no ``Hardswish``, as in PyTorch."""
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
+
+class Hardswish(_InplaceUnshown):
+    """``x * relu6(x + 3) / 6``; PyTorch's repr shows no ``inplace``, nor does this one."""
+
     def forward(self, input: Any) -> Tensor:
         return F.hardswish(input, self.inplace)
 
 
-class Hardsigmoid(Hardswish):
+class Hardsigmoid(_InplaceUnshown):
     """``relu6(x + 3) / 6``."""
 
     def forward(self, input: Any) -> Tensor:
@@ -216,7 +231,7 @@ class GLU(Module):
         return f"dim={self.dim}"
 
 
-class Softmin(Softmax):
+class Softmin(_AlongDim):
     """``softmax(-x)`` along ``dim``."""
 
     def forward(self, input: Any) -> Tensor:
@@ -239,21 +254,26 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}{_inplace(self.inplace, False)}"
 
 
-class Softshrink(Module):
-    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+class _Shrink(Module):
+    """What Softshrink and Hardshrink share (``lambd`` and its repr); private, so that a
+    ``Hardshrink`` is no ``Softshrink``, as in PyTorch."""
 
     def __init__(self, lambd: float = 0.5) -> None:
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, input: Any) -> Tensor:
-        return F.softshrink(input, self.lambd)
-
     def extra_repr(self) -> str:
         return str(self.lambd)
 
 
-class Hardshrink(Softshrink):
+class Softshrink(_Shrink):
+    """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0."""
+
+    def forward(self, input: Any) -> Tensor:
+        return F.softshrink(input, self.lambd)
+
+
+class Hardshrink(_Shrink):
     """``x`` if ``|x| > lambd`` else 0."""
 
     def forward(self, input: Any) -> Tensor:

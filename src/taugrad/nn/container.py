@@ -1,8 +1,8 @@
 """Containers that register what they hold, with PyTorch's container API.
 
 ``ModuleDict``, ``ParameterList`` and ``ParameterDict`` are here, and the list
-methods of ``Sequential`` and ``ModuleList`` (:class:`SequentialMethods`,
-:class:`ModuleListMethods`; the classes are in :mod:`taugrad.nn.layers`).
+methods of ``Sequential`` and ``ModuleList`` (:class:`_SequentialMethods`,
+:class:`_ModuleListMethods`; the classes are in :mod:`taugrad.nn.layers`).
 Entries are registered under their key (``"0"``, ``"1"``... for lists), so
 state-dict keys are PyTorch's: ``blocks.encoder.weight``, ``scales.0``.
 """
@@ -20,7 +20,7 @@ from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.backend import is_array
 from taugrad.tensors.core.node import Tensor
 
-__all__ = ["ModuleDict", "ParameterList", "ParameterDict", "SequentialMethods", "ModuleListMethods"]
+__all__ = ["ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _absolute(index: Any, length: int, kind: str = "module") -> int:
@@ -106,7 +106,7 @@ class _ModuleSequence:
         return [key for key in super().__dir__() if not key.isdigit()]  # type: ignore[misc]
 
 
-class SequentialMethods(_ModuleSequence):
+class _SequentialMethods(_ModuleSequence):
     """``Sequential``'s container API: indexing (a slice keeps the names), ``del``, ``+``, ``*``, ``insert``..."""
 
     def __getitem__(self, index: Union[int, slice]) -> Any:
@@ -116,7 +116,7 @@ class SequentialMethods(_ModuleSequence):
         return items[_absolute(index, len(items))][1]
 
     def _check_sequential(self, other: Any, op: str) -> None:
-        if not isinstance(other, SequentialMethods):
+        if not isinstance(other, _SequentialMethods):
             raise ValueError(f"{op} operator supports only objects of Sequential class, but {type(other)} is given.")
 
     def __add__(self, other: Any):
@@ -163,11 +163,11 @@ class SequentialMethods(_ModuleSequence):
 
     def _plain(self):
         """An empty ``Sequential`` (not a subclass, whose constructor may want arguments), as PyTorch's ``+``."""
-        cls = next(c for c in type(self).__mro__ if SequentialMethods in c.__bases__)
+        cls = next(c for c in type(self).__mro__ if _SequentialMethods in c.__bases__)
         return cls()
 
 
-class ModuleListMethods(_ModuleSequence):
+class _ModuleListMethods(_ModuleSequence):
     """``ModuleList``'s container API: indexing (a slice renumbers), ``del``, ``+``, ``+=``, ``insert``..."""
 
     def __getitem__(self, index: Union[int, slice]) -> Any:

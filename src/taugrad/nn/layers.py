@@ -19,7 +19,7 @@ from taugrad.nn.functional import dropout, embedding, layer_norm
 from taugrad.grad_mode import no_grad
 from taugrad.tensors.ops.matmul import linear as _linear
 from taugrad.nn import init
-from taugrad.nn.container import ModuleListMethods, SequentialMethods
+from taugrad.nn.container import _ModuleListMethods, _SequentialMethods
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.backend import device as Device
 from taugrad.tensors.core.device import factory_device
@@ -407,7 +407,7 @@ class Unflatten(Module):
 # ---------------------------------------------------------------------------
 
 
-class Sequential(SequentialMethods, Module):
+class Sequential(_SequentialMethods, Module):
     """Modules applied one after another; registered as ``"0"``, ``"1"``, ... (or by name from an OrderedDict).
 
     ``Sequential(Linear(2, 8), ReLU(), Linear(8, 1))`` has the state-dict keys
@@ -431,7 +431,7 @@ class Sequential(SequentialMethods, Module):
 
 
 
-class ModuleList(ModuleListMethods, Module):
+class ModuleList(_ModuleListMethods, Module):
     """A list of modules, registered as ``"0"``, ``"1"``, ...; index, iterate and append like a list."""
 
     def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:

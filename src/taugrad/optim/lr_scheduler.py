@@ -656,7 +656,24 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
 
 
-class SequentialLR(LRScheduler):
+class _SchedulerContainer(LRScheduler):
+    """What SequentialLR and ChainedScheduler share: a state dict holding each inner scheduler's.
+    Private, so that a ``ChainedScheduler`` is no ``SequentialLR``, as in PyTorch."""
+
+    def state_dict(self) -> Dict[str, Any]:
+        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        state = dict(state_dict)
+        saved = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for scheduler, inner in zip(self._schedulers, saved):
+            scheduler.load_state_dict(inner)
+
+
+class SequentialLR(_SchedulerContainer):
     """Run ``schedulers[i]`` from ``milestones[i - 1]`` on; each one restarts at its milestone.
 
     At a milestone the next scheduler's rate is set from its closed form at
@@ -705,20 +722,8 @@ class SequentialLR(LRScheduler):
             scheduler.step()
         self._last_lr = scheduler.get_last_lr()
 
-    def state_dict(self) -> Dict[str, Any]:
-        state = {key: value for key, value in self.__dict__.items() if key not in ("optimizer", "_schedulers")}
-        state["_schedulers"] = [scheduler.state_dict() for scheduler in self._schedulers]
-        return state
 
-    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
-        state = dict(state_dict)
-        saved = state.pop("_schedulers")
-        self.__dict__.update(state)
-        for scheduler, inner in zip(self._schedulers, saved):
-            scheduler.load_state_dict(inner)
-
-
-class ChainedScheduler(SequentialLR):
+class ChainedScheduler(_SchedulerContainer):
     """Step every scheduler at once (their factors multiply, since the schedules are recursive)."""
 
     def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optional[Optimizer] = None) -> None:
