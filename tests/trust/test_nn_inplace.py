@@ -43,7 +43,8 @@ def _check(gcall, tcall):
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_functional_inplace(name):
     kw = FUNCTIONS[name]
-    _check(lambda x: getattr(F, name)(x, inplace=True, **kw), lambda x: getattr(torch.nn.functional, name)(x, inplace=True, **kw))
+    _check(lambda x: getattr(F, name)(x, inplace=True, **kw),
+           lambda x: getattr(torch.nn.functional, name)(x, inplace=True, **kw))
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))

@@ -22,23 +22,26 @@ def _check_p(p: float) -> None:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+            generator: Any = None) -> Tensor:
     r"""Inverted dropout: :math:`y = x \cdot m / (1 - p)` with :math:`m_i \sim \mathrm{Bernoulli}(1 - p)`.
 
     The expected value is unchanged, so evaluation (``training=False``) is the
     identity (the input itself).  ``inplace=True`` writes ``y`` into ``input``.
+    ``generator`` (keyword only, beyond PyTorch's signature) draws the mask from that stream.
     """
     _check_p(p)
     if inplace and training and p > 0.0:
-        return apply_inplace(input, "dropout_", lambda t: _dropout(t, p, True), "MulBackward0")
-    return _dropout(input, p, training)
+        return apply_inplace(input, "dropout_", lambda t: _dropout(t, p, True, generator), "MulBackward0")
+    return _dropout(input, p, training, generator)
 
 
-def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
+              generator: Any = None) -> Tensor:
     r"""Channel dropout of (N, C, H, W) or (C, H, W): whole channels zeroed with probability ``p``, the rest
     scaled by :math:`1 / (1 - p)`.  ``inplace=True`` writes the result into ``input``."""
     _check_p(p)
     if inplace and training and p > 0.0:
-        return apply_inplace(_tensor(input, "dropout2d"), "dropout2d_", lambda t: _dropout2d(t, p, True),
+        return apply_inplace(_tensor(input, "dropout2d"), "dropout2d_", lambda t: _dropout2d(t, p, True, generator),
                              "MulBackward0")
-    return _dropout2d(input, p, training)
+    return _dropout2d(input, p, training, generator)

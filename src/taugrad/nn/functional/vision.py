@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.ops import shape as _shape
 from taugrad.tensors.ops.conv import pad_mode
@@ -32,6 +34,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
 def _crop_negative(input: Any, pad) -> tuple:
     """A negative width removes that many elements from its side (PyTorch's ``constant_pad_nd``): the input is
     sliced first (a view in the graph), and the widths that remain are those >= 0."""
+    if not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) for w in pad):
+        return input, pad  # not PyTorch's flat widths: the op says what is wrong
     widths = tuple(int(w) for w in pad)
     if not any(w < 0 for w in widths):
         return input, pad

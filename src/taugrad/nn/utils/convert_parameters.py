@@ -12,7 +12,9 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 
 def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
-    r"""All parameters flattened and joined into one 1-d Tensor: :math:`v = [\mathrm{vec}(p_1); \dots; \mathrm{vec}(p_n)]`.
+    r"""All parameters flattened and joined into one 1-d Tensor.
+
+    :math:`v = [\mathrm{vec}(p_1); \dots; \mathrm{vec}(p_n)]`.
 
     Built as PyTorch builds it, from each parameter's ``view(-1)`` joined by
     ``cat``, so it is part of the graph: a penalty on ``v`` gives each
@@ -35,7 +37,7 @@ def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
         raise TypeError(f"vector_to_parameters: expected a Tensor, but got: {type(vec).__name__}")
     data = vec._data
     if data.ndim != 1:
-        raise TypeError(f"vector_to_parameters: expected a 1-d vector, got shape {data.shape}")
+        raise TypeError(f"vector_to_parameters: expected a 1-d vector, got shape {tuple(data.shape)}")
     offset = 0
     for p in parameters:
         n = p._data.size
