@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+import taugrad
 from taugrad import optim
 from taugrad.optim import lr_scheduler
 from taugrad.tensors.core.node import Tensor
@@ -135,7 +136,7 @@ def test_reduce_on_plateau_matches_torch(kwargs):
 def test_reduce_on_plateau_takes_a_tensor_metric():
     opt, _ = _optimizers()
     scheduler = lr_scheduler.ReduceLROnPlateau(opt, patience=0)
-    scheduler.step(Tensor(1.0))
+    scheduler.step(taugrad.tensor(1.0))
     scheduler.step(Tensor(np.array(2.0)))
     assert scheduler.get_last_lr() == pytest.approx([0.01, 0.002])
 

@@ -73,6 +73,9 @@ from taugrad.tensors.ops.shape import unflatten
 from taugrad.tensors.ops.elementwise import ceil, floor, neg, neg as negative, round, sign, trunc, trunc as fix
 from taugrad.tensors.core.node import is_tensor
 from taugrad.tensors.core.dtypes import finfo, iinfo
+from taugrad.tensors.legacy_types import (  # noqa: F401  (torch's legacy types: FloatTensor([1, 2]), isinstance)
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
+)
 from taugrad.tensors.core.memory_format import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from taugrad.tensors.core.printing import set_printoptions
 from taugrad.tensors.ops.elementwise import (  # comparisons as functions, with torch's long names

@@ -16,14 +16,15 @@ def dtype_of(t):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("data", [1.5, [1.0, 2.0], [[0.5], [1.5]], (1.0, 2.5)])
+@pytest.mark.parametrize("data", [[1.0, 2.0], [[0.5], [1.5]], (1.0, 2.5)])
 def test_python_floats_become_float32(data):
     assert dtype_of(Tensor(data)) == np.float32
     assert dtype_of(Tensor(data)) == np.dtype(str(torch.tensor(data).dtype).replace("torch.", ""))
 
 
-def test_python_ints_become_an_integer_dtype():
-    assert np.issubdtype(dtype_of(Tensor([1, 2, 3])), np.integer)
+def test_python_ints_become_an_integer_dtype_through_tensor_and_float32_through_the_legacy_constructor():
+    assert dtype_of(taugrad.tensor([1, 2, 3])) == np.int64  # torch.tensor: int64
+    assert dtype_of(Tensor([1, 2, 3])) == np.float32  # torch.Tensor: the default float dtype
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.int64])
@@ -167,7 +168,7 @@ def test_tensors_stay_hashable_by_identity():
 
 def test_only_floating_tensors_can_require_grad():
     with pytest.raises((TypeError, RuntimeError, ValueError)) as info:
-        Tensor([1, 2], requires_grad=True)
+        Tensor(np.array([1, 2]), requires_grad=True)
     assert "float" in str(info.value)
 
 

@@ -119,6 +119,37 @@ def to_array(data, dtype=None):
     return array
 
 
+def legacy_data(args: tuple, dtype, device):
+    """What ``torch.Tensor(*args)`` holds: an empty array for sizes, a default-float array for Python data.
+
+    ``Tensor(4)``, ``Tensor(2, 3)``, ``Tensor()``: uninitialised (zeros here:
+    the values are unspecified, as torch's).  ``Tensor([1, 2])``: the
+    default float dtype, as torch (which has no integer ``Tensor`` type).
+    A lone Python float is refused, as torch refuses it (a size must be an
+    int, data a sequence).
+    """
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError(f"Tensor(): legacy constructor expects device type: cpu but device type: {device} was "
+                           "passed (use taugrad.tensor(data, device=...) or taugrad.empty(..., device=...))")
+    if not args or all(type(n) is int for n in args):
+        for n in args:
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(args)}")
+        return np.zeros(args if args else (0,), dtype=DEFAULT_FLOAT[0] if dtype is None else _dtype_of(dtype))
+    if len(args) != 1:
+        raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got {len(args)} arguments of "
+                        f"types {', '.join(type(a).__name__ for a in args)}")
+    data = args[0]
+    if isinstance(data, Tensor) or isinstance(data, np.generic):
+        return data
+    if isinstance(data, (float, complex, bool)):
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__}); "
+                        f"use taugrad.tensor({data!r}) for a 0-d tensor")
+    if dtype is None and isinstance(data, (list, tuple)) and _holds_python_numbers(data):
+        return to_array(data, DEFAULT_FLOAT[0])
+    return data
+
+
 def _unpickled_tensor(cls, data, requires_grad: bool, grad) -> "Tensor":
     """A leaf of class ``cls`` (Tensor or Parameter) rebuilt from pickled parts."""
     t = Tensor.__new__(cls)
@@ -162,9 +193,12 @@ class Tensor:
     """An n-dimensional array that records the operations applied to it.
 
     ``Tensor(data, requires_grad=False, dtype=None)``: ``data`` is an array, a
-    (nested) list or a number.  Python floats become float32 (as ``torch.tensor``);
-    NumPy arrays keep their dtype and are wrapped *without a copy* (use
-    :func:`taugrad.tensor` for a copy).  Only floating tensors may require grad.
+    tensor or a (nested) list.  Lists become the default float dtype (float32
+    unless changed), as ``torch.Tensor`` makes them; arrays and tensors keep
+    their dtype and are wrapped *without a copy* (use :func:`taugrad.tensor`
+    for a copy).  PyTorch's legacy size forms make an uninitialised tensor:
+    ``Tensor(4)`` has shape (4,), ``Tensor(2, 3)`` shape (2, 3), ``Tensor()``
+    shape (0,).  Only floating tensors may require grad.
 
     After ``loss.backward()`` every leaf with ``requires_grad=True`` holds
     ``d loss / d leaf`` in ``.grad`` (a Tensor, accumulated across calls);
@@ -190,7 +224,8 @@ class Tensor:
     __array_ufunc__ = None
     __hash__ = object.__hash__  # nodes are dict keys by identity; == is elementwise
 
-    def __init__(self, data, requires_grad: bool = False, dtype=None):
+    def __init__(self, *args, requires_grad: bool = False, dtype=None, device=None):
+        data = legacy_data(args, dtype, device) if len(args) != 1 or not is_array(args[0]) else args[0]
         array = to_array(data, dtype)
         if requires_grad:
             _check_can_require_grad(array.dtype)

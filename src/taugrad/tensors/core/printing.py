@@ -176,7 +176,8 @@ def tensor_repr(values: np.ndarray, grad_fn_name: str, requires_grad: bool, pref
         summarise = values.size > THRESHOLD
         fmt = _NumberFormat(_summary(values) if summarise else values)
         body = _body(values, fmt, indent, summarise)
-    if not _hides_dtype(values.dtype):
+    # an empty tensor has no values to tell int64 or bool by: its dtype is shown unless it is the default float one
+    if values.size == 0 and values.dtype != DEFAULT_FLOAT[0] or values.size and not _hides_dtype(values.dtype):
         suffixes.append(f"dtype={from_numpy_dtype(values.dtype)!r}")
     if grad_fn_name:
         suffixes.append(f"grad_fn=<{grad_fn_name}>")

@@ -841,8 +841,11 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "
 def type_(a: Tensor, dtype=None):
     """``a.type()``: the type name ('taugrad.FloatTensor'); ``a.type(dtype)``: ``a`` as ``dtype``.
 
-    ``dtype`` may also be such a name, with 'taugrad.' or 'torch.' in front.
+    ``dtype`` may also be such a name, with 'taugrad.' or 'torch.' in front, or
+    the type itself (``taugrad.DoubleTensor``).
     """
+    if isinstance(dtype, type) and hasattr(dtype, "numpy_dtype"):  # a legacy type: taugrad.DoubleTensor
+        dtype = dtype.numpy_dtype
     if dtype is None:
         name = as_dtype(a._data.dtype).name
         return "taugrad." + _TYPE_NAMES.get(name, name)
