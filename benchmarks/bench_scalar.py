@@ -3,7 +3,9 @@
     python benchmarks/bench_scalar.py [--repeats 7] [--steps 3]
 
 A step is micrograd's demo: forward over 100 points through MLP(2, [16, 16, 1]),
-SVM loss + 1e-4 L2, zero_grad, backward, SGD update.  Each engine starts from the
+built as micrograd's granular graph (taugrad.scalar.nn's default) and, the fast
+path, with one node per neuron (``fused=True``); SVM loss + 1e-4 L2, zero_grad,
+backward, SGD update.  A second table times ``loss.backward()`` alone.  Each engine starts from the
 same weights (``random.seed`` before building the model, both draw them with
 ``random.uniform(-1, 1)``) so the loss curves can be compared too.  Timings are
 medians over ``--repeats`` rounds that alternate the engines.
@@ -41,8 +43,8 @@ def make_engines():
         # micrograd's closures make reference cycles, so its graphs wait for the
         # cyclic GC, which dominates its time; this row shows it without that cost
         "micrograd (cyclic GC off)": (micrograd.engine.Value, lambda: micrograd.nn.MLP(2, SIZES)),
-        "taugrad (fused, default)": (Value, lambda: tnn.MLP(2, SIZES)),
-        "taugrad (granular graph)": (Value, lambda: tnn.MLP(2, SIZES, fused=False)),
+        "taugrad (fused=True)": (Value, lambda: tnn.MLP(2, SIZES, fused=True)),
+        "taugrad (granular, default)": (Value, lambda: tnn.MLP(2, SIZES)),
     }
 
 
@@ -82,6 +84,21 @@ def time_steps(value, build, X, y, steps, gc_off=False):
     return seconds, losses
 
 
+def time_backward(value, build, X, y):
+    """Seconds of one ``loss.backward()`` on the step's graph (built beforehand, cyclic GC off while timed)."""
+    random.seed(1337)
+    model = build()
+    loss, _ = loss_and_accuracy(model, X, y, value)
+    gc.collect()
+    gc.disable()
+    try:
+        start = time.perf_counter()
+        loss.backward()
+        return time.perf_counter() - start
+    finally:
+        gc.enable()
+
+
 def memory_per_node(value, build, X, y):
     random.seed(1337)
     model = build()
@@ -104,12 +121,15 @@ def main() -> None:
     X, y = load_moons()
     engines = make_engines()
     times = {name: [] for name in engines}
+    backward_times = {name: [] for name in engines if "GC off" not in name}
     curves = {}
     for _ in range(args.repeats):
         for name, (value, build) in engines.items():
             seconds, losses = time_steps(value, build, X, y, args.steps, gc_off="GC off" in name)
             times[name].append(seconds)
             curves[name] = losses
+            if name in backward_times:
+                backward_times[name].append(time_backward(value, build, X, y))
     ref = statistics.median(times["micrograd"])
     print(f"moons step (100 points, MLP(2, {SIZES})), median of {args.repeats} rounds x {args.steps} steps")
     ref_no_gc = statistics.median(times["micrograd (cyclic GC off)"])
@@ -117,6 +137,10 @@ def main() -> None:
     for name in engines:
         med = statistics.median(times[name])
         print(f"{name:28s} {med * 1e3:9.2f} {ref / med:12.1f}x {ref_no_gc / med:20.1f}x")
+    print()
+    print(f"{'loss.backward() alone':28s} {'ms':>9s}")
+    for name, values in backward_times.items():
+        print(f"{name:28s} {statistics.median(values) * 1e3:9.2f}")
     print()
     print("loss curve (same initial weights):")
     for name, losses in curves.items():

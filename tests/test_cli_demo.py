@@ -78,3 +78,52 @@ def test_demo_runs_as_a_program(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "step   4" in done.stdout and done.stderr == ""
+
+
+GALLERY = Path(__file__).parent / "check_gallery"
+
+
+def test_demo_with_a_correct_engine_matches_taugrad_at_every_step(tmp_path, capsys):
+    plots = tmp_path / "plots"
+    assert main(["demo", "--engine", str(GALLERY / "chapter_correct.py"), "--steps", "3", "--plots", str(plots)]) == 0
+    out = capsys.readouterr().out
+    assert "(micrograd's granular graph)" in out and "same initial weights" in out
+    rows = [line.split() for line in out.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 3 and all(row[1] == row[3] and row[2] == row[4] for row in rows)
+    assert "your engine matches taugrad's at every step" in out
+    for name in ("moons_training.png", "moons_boundary.png"):
+        assert (plots / name).read_bytes()[:8] == PNG_MAGIC
+
+
+def test_demo_with_a_broken_engine_names_the_step_and_the_rule(capsys):
+    assert main(["demo", "--engine", str(GALLERY / "mul_swapped.py"), "--steps", "2", "--no-plots"]) == 1
+    out = capsys.readouterr().out
+    assert "<- first difference" in out and "first difference at step 0: same loss, but the gradients differ" in out
+    assert "rule mul: mul gives a.grad = a.data * g; expected b.data * g" in out
+
+
+def test_demo_with_an_engine_that_cannot_load_is_exit_2(capsys):
+    assert main(["demo", "--engine", str(GALLERY / "raises_at_import.py"), "--steps", "1", "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert "importing it raised NameError" in err
+    assert main(["demo", "--engine", "no_such_engine.py", "--steps", "1", "--no-plots"]) == 2
+    assert "no_such_engine.py: no such file" in capsys.readouterr().err
+
+
+def test_the_side_by_side_loop_is_micrograds_moons_training():
+    """The shared training loop on taugrad's Value gives taugrad.scalar.nn's granular training, number for number."""
+    import random
+
+    from taugrad.learn.check.trainer import Trainer
+    from taugrad.scalar import Value, nn
+    from taugrad.scalar.moons import load_moons, train_step
+
+    X, y = load_moons()
+    random.seed(1337)
+    model = nn.MLP(2, [16, 16, 1])
+    weights = [[[n.b.data, *(w.data for w in n.w)] for n in layer.neurons] for layer in model.layers]
+    trainer = Trainer(Value, weights, X, y)
+    for step in range(2):
+        ours = trainer.step(step, 100)
+        loss, accuracy = train_step(model, X, y, step, 100)
+        assert (ours["loss"], ours["accuracy"]) == (loss, accuracy)

@@ -6,13 +6,18 @@ the last, ``parameters()``, ``zero_grad()``, weights drawn from
 ``random.uniform(-1, 1)`` (so ``random.seed`` reproduces micrograd's network) and
 a one-output layer returning a ``Value``.
 
-Two additions:
+Three additions:
 
 * ``nonlin='tanh'`` neurons, as in the lecture code; ``MLP(nin, nouts,
   nonlin='tanh')`` puts tanh on every layer, the last included, like the lecture's MLP.
-* ``fused=True`` (default) computes each neuron as one graph node
-  (:mod:`taugrad.scalar.fused`), many times faster; ``fused=False`` builds
-  micrograd's granular graph of ``*`` and ``+`` nodes, for tracing and drawing.
+* By default the graph is the lecture's: one ``*`` and one ``+`` node per input,
+  then the activation, exactly micrograd's.  ``fused=True`` computes each neuron
+  as one graph node instead (:mod:`taugrad.scalar.fused`): the same numbers,
+  many times faster, for training rather than drawing.
+* ``value=MyValue`` builds the network from another scalar class, such as the
+  one a learner writes in the chapter's exercise 5 (it needs ``+``, ``*``,
+  ``relu()`` or ``tanh()`` and ``backward()``; a number on the left is never
+  used): ``MLP(2, [16, 16, 1], value=MyValue)``.
 """
 from __future__ import annotations
 
@@ -35,8 +40,16 @@ def _activation(nonlin: Nonlin) -> str:
     raise ValueError(f"nonlin must be True/'relu', False/'linear' or 'tanh', got {nonlin!r}")
 
 
-def _as_values(x: Sequence) -> List[Value]:
-    return [xi if isinstance(xi, Value) else Value(xi) for xi in x]
+def _as_values(x: Sequence, value: type = Value) -> list:
+    return [xi if isinstance(xi, value) else value(xi) for xi in x]
+
+
+def _check_value(value: type, fused_graph: bool) -> None:
+    if not isinstance(value, type):
+        raise TypeError(f"value must be a scalar class such as taugrad.Value, got {value!r}")
+    if fused_graph and value is not Value:
+        raise ValueError(f"fused=True needs taugrad's Value (its fused neuron node); {value.__name__} builds the "
+                         f"granular graph: leave fused=False")
 
 
 class Module:
@@ -51,14 +64,21 @@ class Module:
 
 
 class Neuron(Module):
-    """``act(b + sum_i w_i * x_i)`` with ``act`` ReLU (``nonlin=True``), tanh or identity."""
+    """``act(b + sum_i w_i * x_i)`` with ``act`` ReLU (``nonlin=True``), tanh or identity.
 
-    def __init__(self, nin: int, nonlin: Nonlin = True, fused: bool = True):
-        self.w = [Value(random.uniform(-1, 1)) for _ in range(nin)]
-        self.b = Value(0)
+    ``fused=False`` (default): micrograd's graph of ``*`` and ``+`` nodes;
+    ``fused=True``: one node per neuron (taugrad's ``Value`` only).  ``value``:
+    the scalar class of the weights and of the graph.
+    """
+
+    def __init__(self, nin: int, nonlin: Nonlin = True, fused: bool = False, value: type = Value):
+        _check_value(value, fused)
+        self.w = [value(random.uniform(-1, 1)) for _ in range(nin)]
+        self.b = value(0.0)
         self.activation = _activation(nonlin)
         self.nonlin = nonlin
         self.fused = fused
+        self.value = value
 
     def __call__(self, x: Sequence) -> Value:
         if len(x) != len(self.w):
@@ -66,11 +86,17 @@ class Neuron(Module):
         if self.fused:
             xs = _as_values(x)
             return fused.neuron(self.b, self.w, xs, [xi.data for xi in xs], self.activation)
-        return self._granular(x)
+        return self._granular(_as_values(x, self.value))
 
     def _granular(self, x: Sequence) -> Value:
-        """micrograd's graph: one ``*`` and one ``+`` node per input, then the activation."""
-        act = sum((wi * xi for wi, xi in zip(self.w, x)), self.b)
+        """micrograd's graph: one ``*`` and one ``+`` node per input, then the activation.
+
+        Summed from the bias, Values only (``b + w0*x0 + w1*x1 ...``): a class
+        without ``__radd__`` works too.
+        """
+        act = self.b
+        for wi, xi in zip(self.w, x):
+            act = act + wi * xi
         if self.activation == fused.RELU:
             return act.relu()
         if self.activation == fused.TANH:
@@ -86,7 +112,7 @@ class Neuron(Module):
 
 
 class Layer(Module):
-    """``nout`` neurons reading the same inputs."""
+    """``nout`` neurons reading the same inputs (keyword arguments go to each :class:`Neuron`)."""
 
     def __init__(self, nin: int, nout: int, **kwargs):
         self.neurons = [Neuron(nin, **kwargs) for _ in range(nout)]
@@ -111,17 +137,19 @@ class Layer(Module):
 
 
 class MLP(Module):
-    """Layers of sizes ``nin -> nouts[0] -> ... -> nouts[-1]``.
+    """Layers of sizes ``nin -> nouts[0] -> ... -> nouts[-1]``; ``fused`` and ``value`` as for :class:`Neuron`.
 
     ``nonlin=True`` (micrograd): ReLU on every layer but the last, which is linear.
     ``nonlin='tanh'`` (lecture): tanh on every layer, the last included.
     """
 
-    def __init__(self, nin: int, nouts: List[int], nonlin: Nonlin = True, fused: bool = True):
+    def __init__(self, nin: int, nouts: List[int], nonlin: Nonlin = True, fused: bool = False, value: type = Value):
+        _check_value(value, fused)
         sizes = [nin] + list(nouts)
         tanh_everywhere = nonlin == "tanh"
         self.layers = [
-            Layer(sizes[i], sizes[i + 1], nonlin=nonlin if tanh_everywhere or i != len(nouts) - 1 else False, fused=fused)
+            Layer(sizes[i], sizes[i + 1], nonlin=nonlin if tanh_everywhere or i != len(nouts) - 1 else False,
+                  fused=fused, value=value)
             for i in range(len(nouts))
         ]
 

@@ -100,6 +100,7 @@ def main(argv) -> int:
     requests, answers = _private_channels()
     sys.path.insert(0, HERE)
     import probe  # noqa: E402 - loaded by path, after the limits are in place
+    import trainer  # noqa: E402 - the same: taugrad demo --engine's training loop
     sys.path.remove(HERE)
 
     def say(obj) -> None:
@@ -119,9 +120,19 @@ def main(argv) -> int:
         say({"fatal": {"kind": "raised", "message": f"{class_name}(2.0) raised {err}", "frames": err.frames}})
         return 0
     say({"ready": engine.info()})
+    training: dict = {}
     for line in requests:
         try:
-            answer = engine.handle(json.loads(line))
+            request = json.loads(line)
+            if request["do"].startswith("train"):
+                try:
+                    answer = trainer.handle(training, cls, request)
+                except SystemExit:
+                    raise
+                except BaseException as err:  # noqa: BLE001 - the learner's engine failed while training
+                    answer = {"error": probe.LearnerError("train", err, path).to_dict()}
+            else:
+                answer = engine.handle(request)
         except SystemExit as err:
             answer = {"error": {"stage": "exit", "type": "SystemExit",
                                 "message": f"the engine called sys.exit({err.code!r})", "frames": []}}
