@@ -235,3 +235,21 @@ def test_interpolate_modes(mode, shape, kw):
     (gy * taugrad.tensor(w)).sum().backward()
     (ty * torch.tensor(w)).sum().backward()
     _close(g.grad, t.grad)
+
+
+# -- torch's argument names ------------------------------------------------------------------------------------
+
+
+def test_functions_take_torchs_argument_names():
+    v, y = RNG.normal(size=(4, 3)), RNG.integers(0, 3, size=4)
+    for name, kw in (("cross_entropy", {}), ("nll_loss", {}), ("sigmoid", None), ("tanh", None)):
+        if kw is None:
+            g, t = getattr(F, name)(input=taugrad.tensor(v)), getattr(TF, name)(input=torch.tensor(v))
+        else:
+            g = getattr(F, name)(input=taugrad.tensor(v), target=taugrad.tensor(y))
+            t = getattr(TF, name)(input=torch.tensor(v), target=torch.tensor(y))
+        _close(g, t)
+    assert isinstance(nn.Identity(54, unused_argument1=0.1), nn.Identity)
+    x = taugrad.tensor(RNG.normal(size=(1, 1, 4, 4)))
+    _close(F.interpolate(x, size=(2, 2), mode="bilinear", antialias=False),
+           TF.interpolate(torch.tensor(x.numpy()), size=(2, 2), mode="bilinear", antialias=False))

@@ -289,7 +289,10 @@ class LayerNorm(Module):
 
 
 class Identity(Module):
-    """Returns its input unchanged."""
+    """Returns its input unchanged; any constructor arguments are accepted and ignored, as PyTorch's."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
 
     def forward(self, x: Any) -> Any:
         return x

@@ -27,9 +27,7 @@ number of classes, mismatched shapes a ``ValueError`` naming both.
 """
 from __future__ import annotations
 
-from taugrad.tensors.ops.elementwise import gelu, sigmoid
-from taugrad.tensors.ops.trig import tanh
-from taugrad.tensors.ops.losses import cross_entropy, nll_loss
+from taugrad.tensors.ops.elementwise import gelu
 from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d, fold, unfold
 from taugrad.nn.functional.dropout import dropout, dropout2d
 from taugrad.tensors.ops.pool import (
@@ -37,7 +35,7 @@ from taugrad.tensors.ops.pool import (
 )
 from taugrad.nn.functional.activation import (
     celu, celu_, elu, elu_, glu, hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, leaky_relu, leaky_relu_,
-    prelu,
+    prelu, sigmoid, tanh,
     log_softmax, logsigmoid, mish, relu, relu_, relu6, rrelu, rrelu_, selu, selu_, silu, softmax, softmin, softplus,
     softshrink, softsign, tanhshrink, threshold, threshold_,
 )
@@ -45,7 +43,8 @@ from taugrad.nn.functional.attention import scaled_dot_product_attention
 from taugrad.nn.functional.distance import cosine_similarity, pairwise_distance
 from taugrad.nn.functional.linear import linear
 from taugrad.nn.functional.loss import (
-    binary_cross_entropy, binary_cross_entropy_with_logits, huber_loss, kl_div, l1_loss, mse_loss, smooth_l1_loss,
+    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, huber_loss, kl_div, l1_loss, mse_loss,
+    nll_loss, smooth_l1_loss,
 )
 from taugrad.nn.functional.margin_loss import (
     cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss, margin_ranking_loss, multi_margin_loss,

@@ -16,13 +16,16 @@ from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.backend import array_module, device_of, move_like
 from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor, constant
-from taugrad.tensors.ops.elementwise import relu as _relu, where
+from taugrad.tensors.ops.elementwise import relu as _relu, sigmoid as _sigmoid, where
+from taugrad.tensors.ops.trig import tanh as _tanh
 from taugrad.tensors.ops.inplace import apply_inplace, relu_
 from taugrad.nn.functional._helpers import floating as _floating, input_tensor as _tensor
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
 from taugrad.tensors.ops.softmax import log_softmax as _log_softmax, softmax as _softmax
 
 __all__ = [
+    "sigmoid",
+    "tanh",
     "prelu",
     "softmax",
     "log_softmax",
@@ -400,3 +403,13 @@ def prelu(input: Any, weight: Any) -> Tensor:
     else:
         w = w.reshape(())
     return where(x > 0, x, x * w)
+
+
+def sigmoid(input: Any) -> Tensor:
+    r""":math:`1 / (1 + e^{-x})` elementwise (the op ``sigmoid``, under PyTorch's argument name)."""
+    return _sigmoid(input)
+
+
+def tanh(input: Any) -> Tensor:
+    r""":math:`\tanh x` elementwise (the op ``tanh``, under PyTorch's argument name)."""
+    return _tanh(input)

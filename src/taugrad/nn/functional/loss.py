@@ -22,6 +22,8 @@ from taugrad.tensors.ops.losses import legacy_reduction
 from taugrad.nn.functional._helpers import input_tensor as _input, pair as _pair, reduce as _reduce
 
 __all__ = [
+    "cross_entropy",
+    "nll_loss",
     "mse_loss",
     "l1_loss",
     "smooth_l1_loss",
@@ -56,6 +58,22 @@ def _broadcast_pair(input: Any, target: Any, op: str):
                              f"{tuple(x.shape)}") from None
     return x, y
 
+
+def cross_entropy(input: Any, target: Any, weight: Optional[Any] = None, size_average=None, ignore_index: int = -100,
+                  reduce=None, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+    r"""Cross-entropy of the logits ``input`` against class indices or probabilities ``target``:
+    :math:`\ell_n = -\sum_c w_c y_{nc} \log \mathrm{softmax}(x_n)_c` (the fused op
+    :func:`taugrad.tensors.ops.losses.cross_entropy`, under PyTorch's argument names)."""
+    return _fused.cross_entropy(input, target, weight, size_average, ignore_index, reduce, reduction,
+                                label_smoothing)
+
+
+def nll_loss(input: Any, target: Any, weight: Optional[Any] = None, size_average=None, ignore_index: int = -100,
+             reduce=None, reduction: str = "mean") -> Tensor:
+    r"""Negative log-likelihood of the log-probabilities ``input`` at the classes ``target``:
+    :math:`\ell_n = -w_{y_n} x_{n, y_n}` (the fused op :func:`taugrad.tensors.ops.losses.nll_loss`, under
+    PyTorch's argument names)."""
+    return _fused.nll_loss(input, target, weight, size_average, ignore_index, reduce, reduction)
 
 def mse_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
              weight: Optional[Any] = None) -> Tensor:

@@ -468,13 +468,16 @@ def _interpolation_matrix(mode: str, n_in: int, n_out: int, factor, align_corner
 
 @register("interpolate")
 def interpolate(input, size=None, scale_factor=None, mode: str = "nearest", align_corners=None,
-                recompute_scale_factor=None) -> Tensor:
+                recompute_scale_factor=None, antialias: bool = False) -> Tensor:
     """Resize the spatial dims of ``input`` (N, C, L) or (N, C, H, W): ``mode`` 'nearest', 'nearest-exact',
     'area', 'linear' (3-D), 'bilinear' or 'bicubic' (4-D), with PyTorch's pixel conventions (``align_corners``
     for the linear and cubic modes).  Each spatial dim is resized by a matrix product, so the gradient is the
     transposed resize."""
     op = "interpolate"
     x = _floating_input(input, op, 3)
+    if antialias:
+        raise NotImplementedError(f"{op}: antialias=True is not supported (it would low-pass filter before "
+                                  f"downsampling, as PyTorch's bilinear and bicubic modes can)")
     spatial = x.ndim - 2
     if spatial not in (1, 2):
         raise ValueError(f"{op}: supports 3-D and 4-D inputs, got shape {tuple(x.shape)}")
