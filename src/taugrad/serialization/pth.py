@@ -21,6 +21,7 @@ bounds-checked.
 from __future__ import annotations
 
 import collections
+import math
 import pickletools
 import zipfile
 from typing import Any, Callable, Dict, List
@@ -134,7 +135,11 @@ class _Reader:
         item = flat.itemsize
         strided = np.lib.stride_tricks.as_strided(
             flat[offset:], shape=size, strides=tuple(s * item for s in stride), writeable=False)
-        return np.array(strided)
+        try:
+            return np.array(strided)
+        except MemoryError:  # stride 0 repeats one element: a small storage can name a huge tensor
+            raise TorchCheckpointError(f"a tensor of size {size} ({math.prod(size)} elements, stride {stride}) "
+                                       "does not fit in memory") from None
 
     # -- the opcode loop ------------------------------------------------------------
     def run(self, pickled: bytes) -> Any:
@@ -284,5 +289,5 @@ def read_torch_archive(archive: zipfile.ZipFile, make_tensor: Callable[[np.ndarr
         return reader.run(archive.read(pickle_name))
     except TorchCheckpointError:
         raise
-    except (ValueError, IndexError, KeyError, TypeError) as err:  # a malformed opcode stream
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError) as err:  # a malformed opcode stream
         raise TorchCheckpointError(f"the pickle is malformed ({type(err).__name__}: {err})") from None
