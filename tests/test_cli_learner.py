@@ -260,3 +260,53 @@ def test_module_entry_point_subprocess():
     )
     assert bad.returncode == 2
     assert bad.stderr == "taugrad trace: error: column 1: attribute access is not allowed\n"
+
+
+# ---------------------------------------------------------------------------
+# trace --quiz, graph --assign / --order / --contributions
+# ---------------------------------------------------------------------------
+
+
+def test_trace_quiz_asks_before_showing_and_marks_each_answer(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n1\n3\n\n3\n2\n5\n"))
+    code, out, _ = _run(capsys, "trace", "(a*b)+c", "a=2", "b=3", "c=4", "--quiz")
+    assert code == 1
+    lines = out.splitlines()
+    asked = lines.index("    a.grad += ?")
+    assert lines[asked + 1] == "    right: 3" and lines[asked + 2] == "    a.grad += b.data * g = 3 * 1 -> 3"
+    assert "    (no answer) it is 2" in lines
+    assert "    not quite: you said 5, it is 1" in lines
+    assert lines[-1] == "score: 5 of 7 right"
+    assert "backward pass" not in out  # the answers come one at a time, not as the full trace
+
+
+def test_trace_quiz_all_right_is_exit_0(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("1\n1\n3\n2\n3\n2\n1\n"))
+    code, out, _ = _run(capsys, "trace", "(a*b)+c", "a=2", "b=3", "c=4", "--quiz")
+    assert code == 0 and out.splitlines()[-1] == "score: 7 of 7 right"
+
+
+def test_trace_quiz_reads_piped_answers_in_a_subprocess():
+    result = subprocess.run([sys.executable, "-m", "taugrad.cli", "trace", "a*a", "a=3", "--quiz"],
+                            input="3\n3\n6\n", capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "PYTHONPATH": SRC})
+    assert result.returncode == 0 and result.stdout.splitlines()[-1] == "score: 3 of 3 right"
+
+
+def test_graph_assign_draws_the_broken_gradient_and_edge_contributions(capsys):
+    code, out, _ = _run(capsys, "graph", "a*a + a", "a=3", "--assign", "--contributions")
+    assert code == 0
+    assert '{ a | data 3.0000 | grad 3.0000 }' in out  # '=' leaves 3, not the right 7
+    assert out.count('[label="=3"]') == 2 and out.count('[label="=1"]') == 2
+    code, out, _ = _run(capsys, "graph", "a*a + a", "a=3", "--contributions")
+    assert '{ a | data 3.0000 | grad 7.0000 }' in out and out.count('[label="+3"]') == 2
+
+
+def test_graph_order_draws_what_the_wrong_order_leaves(capsys):
+    code, out, _ = _run(capsys, "graph", "(a*b)+c", "a=2", "b=3", "c=4", "--order", "forward")
+    assert code == 0 and '{ a | data 2.0000 | grad 0.0000 }' in out
+
+
+def test_graph_says_input_in_the_singular(capsys, tmp_path):
+    code, out, _ = _run(capsys, "graph", "a*2", "a=3", "-o", str(tmp_path / "g.dot"))
+    assert code == 0 and "(1 input, root" in out

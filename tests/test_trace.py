@@ -197,3 +197,37 @@ def test_label_graph_matches_trace_names():
     named = label_graph(graph)
     assert set(named) == {"a", "b", "c", "t1", "t2", "L"}
     assert named["L"] is graph.root and graph.root.label == "L"
+
+
+# ---------------------------------------------------------------------------
+# exercise 3's two wrong orders, the kink note
+# ---------------------------------------------------------------------------
+
+
+def test_breadth_first_order_is_the_subtle_wrong_order():
+    t = trace("a*b + a*b*c*d", dict(a=1, b=2, c=3, d=4), order="breadth-first")
+    # the walk from L meets t1 = a*b on the short path, before t2 = t1*c has added its share
+    assert _grads(t, "right") == {"a": 26.0, "b": 13.0, "c": 8.0, "d": 6.0}
+    assert _grads(t)["a"] == 2.0 and _grads(t)["c"] == 8.0
+    assert t.backward[1].node == "t1" and t.backward[1].g == 1.0 and t.backward[1].complete_g == 13.0
+    assert "BREADTH-FIRST from the output, the subtle wrong order: exercise 3, Predict" in t.text()
+    assert any(note.startswith("t1's rule ran with t1.grad = 1") for note in t.notes)
+
+
+def test_breadth_first_is_harmless_without_a_short_and_a_long_path():
+    t = trace("(a*b)+c", dict(a=2, b=3, c=4), order="breadth-first")
+    assert _grads(t) == _grads(t, "right")
+    assert any("breadth-first order happened to be harmless here" in note for note in t.notes)
+
+
+def test_the_forward_order_is_labelled_as_exercise_3_and_assign_as_exercise_4():
+    assert "FORWARD topological order: exercise 3, Predict" in trace("a*b", dict(a=1, b=2), order="forward").text()
+    assert "'=' instead of '+=': exercise 4, Break" in trace("a*a", dict(a=1), assign=True).text()
+
+
+def test_a_relu_at_its_kink_gets_a_note():
+    t = trace("relu(a)*b", dict(a=0, b=2))
+    (note,) = [n for n in t.notes if "kink" in n]
+    assert note.startswith("t1 = relu(a) sits on relu's kink at 0")
+    assert _grads(t) == {"a": 0.0, "b": 0.0} and _grads(t, "finite_difference")["a"] == pytest.approx(1.0)
+    assert not any("kink" in n for n in trace("relu(a)*b", dict(a=0.5, b=2)).notes)

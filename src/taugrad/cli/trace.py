@@ -3,22 +3,28 @@
 Prints the forward pass in topological order, then every local rule of the
 backward pass in reverse topological order with its numbers filled in, then
 each input's gradient next to ``Value.backward()`` and a central finite
-difference.  ``--assign`` and ``--order forward`` run the chapter's Break
-experiment; ``--json`` prints the same trace as JSON.
+difference.  ``--order forward`` and ``--order breadth-first`` are exercise 3
+(Predict: why reverse topological order?), ``--assign`` is exercise 4 (Break:
+``=`` instead of ``+=``); ``--quiz`` asks for each gradient before showing it
+(answers read from stdin, one per line); ``--json`` prints the trace as JSON.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from taugrad.cli.common import CommandError, check_eps
 from taugrad.learn.expr import ExpressionError, parse, parse_bindings
-from taugrad.learn.trace import trace
+from taugrad.learn.quiz import quiz
+from taugrad.learn.trace import ORDERS, trace
 
 EPILOG = """examples:
   taugrad trace "(a*b)+c" a=2 b=3 c=4
   taugrad trace "a*a + a" a=3 --assign          # '=' instead of '+=': a loses gradient
-  taugrad trace "(a*b)+c" a=2 b=3 c=4 --order forward
+  taugrad trace "(a*b)+c" a=2 b=3 c=4 --order forward   # exercise 3: why reverse order?
+  taugrad trace "a*b + a*b*c*d" a=1 b=2 c=3 d=4 --order breadth-first
+  taugrad trace "(a*b)+c" a=2 b=3 c=4 --quiz     # exercise 2: work each gradient out first
   taugrad trace -- "-a*b" a=2 b=3                # '--' before an expression starting with '-'
 
 expressions: numbers, names, + - * / **, unary -, parentheses and
@@ -36,9 +42,12 @@ def register(subparsers) -> None:
     parser.add_argument("expression", metavar="EXPR", help='the expression, e.g. "(a*b)+c"')
     parser.add_argument("bindings", metavar="NAME=VALUE", nargs="*", help="a value for each name, e.g. a=2")
     parser.add_argument("--assign", action="store_true",
-                        help="Break experiment: replay the rules with '=' instead of '+='")
-    parser.add_argument("--order", choices=("reverse", "forward"), default="reverse",
-                        help="order of the local rules (forward = the Break experiment; default: reverse)")
+                        help="exercise 4 (Break): replay the rules with '=' instead of '+='")
+    parser.add_argument("--order", choices=ORDERS, default="reverse",
+                        help="order of the local rules: reverse (default, right), forward or breadth-first "
+                             "(exercise 3, Predict: two wrong orders, one obvious, one subtle)")
+    parser.add_argument("--quiz", action="store_true",
+                        help="ask for each gradient (one answer per line on stdin) before showing it")
     parser.add_argument("--json", action="store_true", help="print the trace as JSON")
     parser.add_argument("--eps", type=float, default=1e-6,
                         help="relative step of the finite difference (default: 1e-6)")
@@ -54,6 +63,10 @@ def run(args) -> int:
     except ExpressionError as err:
         raise CommandError(str(err)) from None
     unused = [name for name in values if name not in expression.names]
+    if args.quiz:
+        if args.json:
+            raise CommandError("--quiz asks questions on the terminal; it cannot be combined with --json")
+        return quiz(result, sys.stdin, print)
     if args.json:
         data = result.to_dict()
         if unused:

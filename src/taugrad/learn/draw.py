@@ -140,10 +140,17 @@ def _escape(text: str, limit: int = 60) -> str:
     return _RECORD_SPECIAL.sub(r"\\\1", text)
 
 
-def _records(root: Any) -> Tuple[List[Tuple[str, Dict[str, str]]], List[Tuple[str, str]]]:
-    """Nodes ``(name, attributes)`` and edges ``(tail, head)`` of the drawing."""
+def _records(root: Any, edge_labels: Optional[Dict[Tuple[int, int], List[str]]] = None
+             ) -> Tuple[List[Tuple[str, Dict[str, str]]], List[Tuple[str, str, Dict[str, str]]]]:
+    """Nodes ``(name, attributes)`` and edges ``(tail, head, attributes)`` of the drawing.
+
+    ``edge_labels[(id(parent), id(node))]`` labels the edges from ``parent`` into
+    ``node``'s operation, one label per time ``parent`` is an operand (e.g. the
+    gradient each carries back).
+    """
     nodes: List[Tuple[str, Dict[str, str]]] = []
-    edges: List[Tuple[str, str]] = []
+    edges: List[Tuple[str, str, Dict[str, str]]] = []
+    edge_labels = edge_labels or {}
     ids: Dict[int, str] = {}
     order = _collect(root)
     for index, node in enumerate(order):
@@ -159,25 +166,31 @@ def _records(root: Any) -> Tuple[List[Tuple[str, Dict[str, str]]], List[Tuple[st
         if op:
             op_id = name + "_op"
             nodes.append((op_id, {"label": _escape(op, limit=100), "shape": "ellipse"}))
-            edges.append((op_id, name))
+            edges.append((op_id, name, {}))
             target = op_id
         else:
             target = name
-        for parent in parents:
-            edges.append((ids[id(parent)], target))
+        seen: Dict[int, int] = {}
+        for parent in parents:  # a * a draws two edges from a, each with its own share
+            occurrence = seen[id(parent)] = seen.get(id(parent), -1) + 1
+            labels = edge_labels.get((id(parent), id(node))) or []
+            label = labels[occurrence] if occurrence < len(labels) else None
+            edges.append((ids[id(parent)], target, {"label": _escape(label)} if label else {}))
     return nodes, edges
 
 
-def graph_source(root: Any, rankdir: str = "LR") -> str:
-    """The graph in the dot language (no dependency)."""
+def graph_source(root: Any, rankdir: str = "LR",
+                 edge_labels: Optional[Dict[Tuple[int, int], List[str]]] = None) -> str:
+    """The graph in the dot language (no dependency); ``edge_labels`` as for :func:`_records`."""
     _check_rankdir(rankdir)
-    nodes, edges = _records(root)
+    nodes, edges = _records(root, edge_labels)
     lines = ["digraph {", f"\tgraph [rankdir={rankdir}]"]
     for name, attributes in nodes:
         attrs = " ".join(f'{key}="{value}"' for key, value in attributes.items())
         lines.append(f"\t{name} [{attrs}]")
-    for tail, head in edges:
-        lines.append(f"\t{tail} -> {head}")
+    for tail, head, attributes in edges:
+        attrs = " ".join(f'{key}="{value}"' for key, value in attributes.items())
+        lines.append(f"\t{tail} -> {head}" + (f" [{attrs}]" if attrs else ""))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -343,8 +356,8 @@ def draw_dot(root: Any, format: str = "svg", rankdir: str = "LR") -> Any:  # noq
     graph = digraph_class(format=fmt if fmt != "dot" else "svg", graph_attr={"rankdir": rankdir})
     for name, attributes in nodes:
         graph.node(name, **attributes)
-    for tail, head in edges:
-        graph.edge(tail, head)
+    for tail, head, attributes in edges:
+        graph.edge(tail, head, **attributes)
     return graph
 
 

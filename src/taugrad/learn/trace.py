@@ -10,14 +10,18 @@
 3. each input's gradient next to ``Value.backward()``'s and next to the central
    finite difference ``(L(x + h) - L(x - h)) / 2h``.
 
-It also runs the two experiments of the chapter's "Break" exercise:
+It also runs the experiments of the chapter's exercises 3 and 4:
 
-* ``assign=True`` replays the rules with ``=`` instead of ``+=``.  A value that
-  reaches the output along several paths keeps only the last contribution; the
-  trace names the nodes whose gradient was overwritten.
-* ``order='forward'`` runs the rules parents-first.  A node's rule then runs
-  before the gradient from its consumers has arrived, so it passes on an
-  incomplete (often zero) gradient; the trace names those nodes.
+* ``assign=True`` (exercise 4, Break) replays the rules with ``=`` instead of
+  ``+=``.  A value that reaches the output along several paths keeps only the
+  last contribution; the trace names the nodes whose gradient was overwritten.
+* ``order='forward'`` (exercise 3, Predict) runs the rules parents-first.  A
+  node's rule then runs before the gradient from its consumers has arrived, so
+  it passes on an incomplete (often zero) gradient; the trace names those nodes.
+* ``order='breadth-first'`` (exercise 3, the subtle wrong order) runs the rules
+  in the order a breadth-first walk from the output meets the nodes.  It looks
+  right, as every node comes after the node that found it, but a shared node
+  reached by a short path runs before a longer path has added its share.
 
 The replay writes each local rule out from the op's one definition in
 :mod:`taugrad.scalar.derivatives`, the same definition ``Value.backward()``'s
@@ -27,6 +31,7 @@ difference.
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -123,8 +128,8 @@ class Trace:
 
     @property
     def broken(self) -> bool:
-        """True for the Break experiments (``=`` or forward order)."""
-        return self.assign or self.order == "forward"
+        """True for the experiments of exercises 3 and 4 (``=``, or an order other than reverse topological)."""
+        return self.assign or self.order != "reverse"
 
     def text(self) -> str:
         """The trace as the lines ``taugrad trace`` prints."""
@@ -285,7 +290,8 @@ def _replay(root, interior: List[object], assign: bool, order: str, name) -> Tup
     """Run the local rules on a private gradient table (the Values are not touched)."""
     grads: Dict[int, float] = {id(root): 1.0}
     steps: List[RuleStep] = []
-    sequence = reversed(interior) if order == "reverse" else iter(interior)
+    sequence = {"reverse": lambda: reversed(interior), "forward": lambda: iter(interior),
+                "breadth-first": lambda: iter(breadth_first(root, interior))}[order]()
     for node in sequence:
         g = grads.get(id(node), 0.0)
         lines: List[RuleLine] = []
@@ -298,6 +304,41 @@ def _replay(root, interior: List[object], assign: bool, order: str, name) -> Tup
                                       overwrote=assign and before != 0.0 and before == before))
         steps.append(RuleStep(name(node), node._op, g, lines, complete_g=g, node_id=id(node)))
     return grads, steps
+
+
+ORDERS = ("reverse", "forward", "breadth-first")
+
+
+def breadth_first(root, interior: Sequence[object]) -> List[object]:
+    """The interior nodes in the order a breadth-first walk from ``root`` first meets them."""
+    wanted = {id(n) for n in interior}
+    seen, order, queue = {id(root)}, [root], deque([root])
+    while queue:
+        for parent in queue.popleft()._prev:
+            if id(parent) in wanted and id(parent) not in seen:
+                seen.add(id(parent))
+                order.append(parent)
+                queue.append(parent)
+    return order
+
+
+def replay_grads(graph: Graph, assign: bool = False, order: str = "reverse") -> Dict[int, float]:
+    """Every node's gradient (by ``id``) when the rules run in ``order`` with ``+=`` or, ``assign``, ``=``."""
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
+    interior = topological_order([graph.root])
+    grads, _ = _replay(graph.root, interior, assign, order, _Names(graph, interior))
+    return grads
+
+
+def contributions(root, grads: Mapping[int, float]) -> Dict[Tuple[int, int], List[float]]:
+    """``{(id(parent), id(node)): [amount, ...]}``: what each node's rule adds to each parent, one amount per time
+    the parent is an operand (``a * a`` gives two), with the node's gradient taken from ``grads``."""
+    added: Dict[Tuple[int, int], List[float]] = {}
+    for node in topological_order([root]):
+        for parent, _, _, amount in _edges(node, grads.get(id(node), 0.0), lambda v: getattr(v, "label", "") or "v"):
+            added.setdefault((id(parent), id(node)), []).append(amount)
+    return added
 
 
 def trace(
@@ -316,8 +357,8 @@ def trace(
     central finite differences are always computed for comparison.  After the
     call the graph's Values hold ``backward()``'s gradients.
     """
-    if order not in ("reverse", "forward"):
-        raise ValueError(f"order must be 'reverse' or 'forward', got {order!r}")
+    if order not in ORDERS:
+        raise ValueError(f"order must be one of {', '.join(ORDERS)}, got {order!r}")
     if not eps > 0:
         raise ValueError(f"eps must be positive, got {eps}")
     parsed = parse(expression) if isinstance(expression, str) else expression
@@ -335,7 +376,7 @@ def trace(
         ))
 
     right, right_steps = _replay(root, interior, assign=False, order="reverse", name=name)
-    if assign or order == "forward":
+    if assign or order != "reverse":
         grads, steps = _replay(root, interior, assign=assign, order=order, name=name)
     else:
         grads, steps = right, right_steps
@@ -354,8 +395,19 @@ def trace(
     ]
     result = Trace(str(parsed.text), input_values, assign, order, name(root), root.data,
                    forward, steps, gradients, eps)
-    result.notes = _explain(result, interior, name, right)
+    result.notes = _kinks(interior, name) + _explain(result, interior, name, right)
     return result
+
+
+def _kinks(interior, name) -> List[str]:
+    """A note for each ReLU evaluated exactly at 0, where its derivative is not defined."""
+    notes = []
+    for node in interior:
+        if node._op == "ReLU" and node._prev and node._prev[0].data == 0.0:
+            notes.append(f"{name(node)} = relu({name(node._prev[0])}) sits on relu's kink at 0, where it has no "
+                         f"derivative: backward() uses relu'(0) = 0 (as PyTorch does), while the central finite "
+                         f"difference averages the slopes on each side, relu' = 0.5")
+    return notes
 
 
 def label_graph(graph: Graph) -> Dict[str, object]:
@@ -400,7 +452,7 @@ def _explain(result: Trace, interior, name, right: Dict[int, float]) -> List[str
         if not lost:
             notes.append("no gradient was overwritten: every value here is used once, so '=' and '+=' agree "
                          "(try an expression that reuses a value, e.g. a*a + a)")
-    if result.order == "forward":
+    if result.order != "reverse":
         early = [s for s in result.backward if s.g != s.complete_g]
         for step in early:
             notes.append(f"{step.node}'s rule ran with {step.node}.grad = {format_number(step.g)} before its consumers "
@@ -409,10 +461,13 @@ def _explain(result: Trace, interior, name, right: Dict[int, float]) -> List[str
         if early:
             notes.append("reverse topological order runs a node's rule only after every node that uses it, "
                          "so its gradient is complete when it is passed on")
-        else:
+        elif result.order == "forward":
             notes.append("forward order happened to be harmless here: every rule already had its full gradient")
+        else:
+            notes.append("breadth-first order happened to be harmless here: try a value shared by a short and a "
+                         "long path, e.g. a*b + a*b*c*d")
     wrong = [g.name for g in result.gradients if not _same(g.grad, g.right)]
-    if result.assign or result.order == "forward":
+    if result.broken:
         if wrong:
             notes.append(f"wrong input gradient{'s' if len(wrong) > 1 else ''}: {', '.join(wrong)}")
         else:
@@ -454,12 +509,11 @@ def _text_lines(t: Trace) -> List[str]:
     lines.append(f"  {t.root} = {n(t.output)}")
 
     lines.append("")
-    if t.order == "reverse":
-        how = "reverse topological order"
-    else:
-        how = "FORWARD topological order (the Break experiment)"
+    how = {"reverse": "reverse topological order",
+           "forward": "FORWARD topological order: exercise 3, Predict",
+           "breadth-first": "BREADTH-FIRST from the output, the subtle wrong order: exercise 3, Predict"}[t.order]
     symbol = "=" if t.assign else "+="
-    extra = "  -- '=' instead of '+=' (the Break experiment)" if t.assign else ""
+    extra = "  -- '=' instead of '+=': exercise 4, Break" if t.assign else ""
     lines.append(f"backward pass ({how}, rules use '{symbol}'){extra}")
     lines.append(f"  {t.root}.grad = 1")
     formulas = {s.name: s.formula for s in t.forward}
@@ -473,7 +527,7 @@ def _text_lines(t: Trace) -> List[str]:
     rows = []
     if t.broken:
         label = "with '='" if t.assign and t.order == "reverse" else (
-            "forward order" if not t.assign else "'=' + forward")
+            f"{t.order} order" if not t.assign else f"'=' + {t.order}")
         header = ["input", "value", label, "right (+=, reverse)", "backward()", "finite diff", ""]
         for g in t.gradients:
             flag = "" if _same(g.grad, g.right) else "<- WRONG"
@@ -500,5 +554,5 @@ def _table(header: List[str], rows: List[List[str]]) -> List[str]:
     return out
 
 
-__all__ = ["DEFAULT_EPS", "ForwardStep", "InputGradient", "RuleLine", "RuleStep", "Trace", "finite_difference",
-           "label_graph", "trace"]
+__all__ = ["DEFAULT_EPS", "ORDERS", "ForwardStep", "InputGradient", "RuleLine", "RuleStep", "Trace", "breadth_first",
+           "contributions", "finite_difference", "label_graph", "replay_grads", "trace"]
