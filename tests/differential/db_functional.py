@@ -210,4 +210,15 @@ ENTRIES = [
                          C(x(2, 3, 4, 4), 0.4, False, True, id="positional_eval_inplace"),
                          C(x(2, 3, 4, 4), p=0.4, training=False, inplace=True, id="eval_inplace")]),
     FnInfo("pixel_shuffle", [C(x(1, 8, 2, 3), 2), C(x(2, 9, 2, 2), upscale_factor=3)]),
+    FnInfo("pixel_unshuffle", [C(x(1, 2, 4, 6), 2), C(x(2, 1, 6, 3), downscale_factor=3)]),
+    FnInfo("prelu", [C(x(3, 4), x(1)), C(x(2, 3, 4), x(3)), C(x(2, 3), weight=x(3))]),
+    # ----- the in-place forms: the input holds the result --------------------------------------------------------
+    FnInfo("relu_", [C(x(3, 4))]),
+    FnInfo("leaky_relu_", [C(x(3, 4)), C(x(3, 4), 0.2), C(x(3, 4), negative_slope=0.3)]),
+    FnInfo("elu_", [C(x(3, 4)), C(x(3, 4), alpha=0.5)]),
+    FnInfo("celu_", [C(x(3, 4)), C(x(3, 4), alpha=0.5)]),
+    FnInfo("selu_", [C(x(3, 4))]),
+    FnInfo("hardtanh_", [C(x(3, 4)), C(x(3, 4), -0.5, 0.7), C(x(3, 4), min_val=-0.2, max_val=0.4)]),
+    FnInfo("threshold_", [C(x(3, 4), 0.1, 2.0), C(x(3, 4), threshold=-0.2, value=-1.0)]),
+    FnInfo("rrelu_", [C(x(3, 4)), C(x(3, 4), 0.2, 0.3), C(x(3, 4), lower=0.1, upper=0.4, training=False)]),
 ]

@@ -47,6 +47,8 @@ ENTRIES = [
     ModInfo("Threshold", [M(0.1, 2.0, inputs=(x(3, 4),)), M(threshold=0.1, value=-1.0, inplace=True, inputs=(x(3, 4),))]),
     ModInfo("RReLU", [M(inputs=(x(3, 4),), modes=("eval",)), M(0.1, 0.4, inputs=(x(3, 4),), modes=("eval",)),
                       M(lower=0.2, upper=0.3, inplace=True, inputs=(x(3, 4),), modes=("eval",))]),
+    ModInfo("PixelShuffle", [M(2, inputs=(x(1, 8, 2, 3),)), M(upscale_factor=3, inputs=(x(2, 9, 2, 2),))]),
+    ModInfo("PixelUnshuffle", [M(2, inputs=(x(1, 2, 4, 6),)), M(downscale_factor=3, inputs=(x(2, 1, 6, 3),))]),
     ModInfo("PReLU", [M(inputs=(x(3, 4),)), M(num_parameters=4, init=0.1, device=CPU, dtype=F64, inputs=(x(3, 4),))]),
     ModInfo("GELU", [M(inputs=(x(3, 4),)), M(approximate="tanh", inputs=(x(3, 4),))]),
     ModInfo("GLU", [M(inputs=(x(3, 4),)), M(dim=0, inputs=(x(4, 3),))]),

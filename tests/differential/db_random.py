@@ -82,6 +82,17 @@ def _(L, seed):
     return v
 
 
+def _sparse_props(v):
+    values = v["values"]
+    return v["same_object"], v["shape"], (values == 0).sum(axis=0).tolist()
+
+
+@case("init", "sparse_", "zeros_per_column", props=_sparse_props, stats=lambda v: _moments(v["values"][v["values"] != 0], False),
+      keywords=("tensor", "sparsity", "std"))
+def _(L, seed):
+    return _init(L, "sparse_", (200, 30), seed, 0.3, std=0.5)
+
+
 @case("init", "kaiming_uniform_", "conv_weight_generator", props=_init_props, stats=lambda v: _moments(v["values"]),
       keywords=("generator",))
 def _(L, seed):

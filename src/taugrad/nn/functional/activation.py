@@ -18,7 +18,7 @@ from taugrad.tensors.core.generator import get_generator
 from taugrad.tensors.core.node import Tensor, constant
 from taugrad.tensors.ops.elementwise import relu as _relu, sigmoid as _sigmoid, where
 from taugrad.tensors.ops.trig import tanh as _tanh
-from taugrad.tensors.ops.inplace import apply_inplace, relu_
+from taugrad.tensors.ops.inplace import apply_inplace, relu_ as _relu_inplace
 from taugrad.nn.functional._helpers import floating as _floating, input_tensor as _tensor
 from taugrad.tensors.ops.losses import binary_cross_entropy_with_logits
 from taugrad.tensors.ops.softmax import log_softmax as _log_softmax, softmax as _softmax
@@ -347,7 +347,12 @@ def rrelu(input: Any, lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0, traini
 
 def relu(input: Any, inplace: bool = False) -> Tensor:
     """``max(x, 0)`` elementwise; ``inplace=True`` writes it into ``input`` (``relu_``) and returns it."""
-    return relu_(input) if inplace else _relu(input)
+    return _relu_inplace(input) if inplace else _relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    """:func:`relu` written into ``input``; returns it."""
+    return _relu_inplace(input)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
