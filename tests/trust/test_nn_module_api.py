@@ -162,3 +162,19 @@ def test_load_state_dict_assign():
         m = lib.Linear(3, 5).double()
         m.load_state_dict({"weight": tensor(PARAMS[0]), "bias": tensor(PARAMS[1])}, assign=True)
         np.testing.assert_array_equal(m.weight.detach().numpy(), PARAMS[0])
+
+
+def test_set_submodule_and_modules_remove_duplicate():
+    shapes = []
+    for lib in (torch.nn, nn):
+        shared = lib.Linear(2, 2)
+        m = lib.Sequential(lib.Sequential(lib.Linear(2, 3), lib.ReLU()), shared, shared)
+        m.set_submodule("0.1", lib.Tanh())
+        m.set_submodule("0.2", lib.Sigmoid())
+        with pytest.raises(AttributeError):
+            m.set_submodule("0.5", lib.ReLU(), strict=True)
+        with pytest.raises(AttributeError):
+            m.set_submodule("0.0.weight", lib.ReLU())
+        shapes.append(([type(x).__name__ for x in m.modules()],
+                       [type(x).__name__ for x in m.modules(remove_duplicate=False)], list(m.state_dict())))
+    assert shapes[0] == shapes[1]

@@ -345,8 +345,9 @@ class Module:
                 continue
             yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name, remove_duplicate)
 
-    def modules(self) -> Iterator["Module"]:
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator["Module"]:
+        """This module and every submodule (see :meth:`named_modules`)."""
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def _named_members(self, registry: str, prefix: str, recurse: bool,
@@ -399,6 +400,23 @@ class Module:
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Put ``module`` at the dotted path ``target`` (``"encoder.0"``), replacing what is there.
+
+        The parent must exist; with ``strict=True`` so must the child being replaced.
+        """
+        if target == "":
+            raise ValueError("set_submodule: cannot set the submodule without a target name")
+        if not isinstance(module, Module):
+            raise ValueError(f"set_submodule: `module` is not an nn.Module, found {type(module)}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at the dotted path ``target``, e.g. ``"encoder.0.weight"``."""
