@@ -48,6 +48,17 @@ def binary_error(op: str, a: Tensor, b, error: Exception) -> Exception:
     return TypeError(f"{op}: not supported for {a.dtype} and {b_dtype} operands ({reason})")
 
 
+def number_in_dtype(b: int, a: Tensor) -> Tensor:
+    """The Python int ``b`` in ``a``'s integer dtype, wrapped as C wraps it (uint8: -3 is 253), as a constant.
+
+    torch computes ``a op b`` in ``a``'s dtype when ``b`` is a Python int and
+    the result keeps that dtype (+ - * and comparisons): out-of-range numbers
+    wrap there.  (Where the result is floating, as in atan2, they do not.)
+    """
+    xp = array_module(a._data)
+    return constant(xp.asarray(b, dtype=xp.int64).astype(a._data.dtype))
+
+
 def _binary_data(op: str, name: str, a: Tensor, b: Tensor):
     """The ufunc ``name`` of the array module (``xp.maximum``...) on the operands, promoted as torch."""
     ad, bd = a._data, b._data
@@ -104,7 +115,7 @@ def add(a: Tensor, b, *, alpha=1) -> Tensor:
             return make(promote_number(a._data, b) + b, (a,), add_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
         if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
-            return add(a, operand(b, a))
+            return add(a, number_in_dtype(b, a))
         raise binary_error("add", a, b, error) from None
     return add(a, operand(b, a))
 
@@ -145,7 +156,7 @@ def sub(a: Tensor, b, *, alpha=1) -> Tensor:
             return make(promote_number(a._data, b) - b, (a,), sub_scalar_backward)
     except (ValueError, TypeError, OverflowError) as error:
         if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
-            return sub(a, operand(b, a))
+            return sub(a, number_in_dtype(b, a))
         raise binary_error("sub", a, b, error) from None
     if type(b) is bool:
         _refuse_bool_sub(a._data, b)
@@ -223,7 +234,7 @@ def mul(a: Tensor, b) -> Tensor:
             return make(promote_number(a._data, b) * b, (a,), mul_scalar_backward, b)
     except (ValueError, TypeError, OverflowError) as error:
         if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
-            return mul(a, operand(b, a))
+            return mul(a, number_in_dtype(b, a))
         raise binary_error("mul", a, b, error) from None
     return mul(a, operand(b, a))
 
@@ -310,11 +321,29 @@ def _quotient(a, b, xp_name: str):
         return getattr(array_module(a), xp_name)(a / b)
 
 
+class BoolOperandsError(NotImplementedError):
+    """An arithmetic op torch does not define on two bool operands (``%``, ``//``, ``fmod``, ``**``)."""
+
+
+class IntegerPowerError(ValueError, RuntimeError):
+    """An integer to a negative integer power: torch's RuntimeError (a ValueError too, as NumPy's)."""
+
+
+def _refuse_bool_pair(op: str, ad, bd) -> None:
+    """Refuse ``op`` on two bool operands, as torch does (it has no bool kernel for them)."""
+    if ad.dtype.kind == "b" and bd.dtype.kind == "b":
+        raise BoolOperandsError(f'"{op}" not implemented for \'Bool\'')
+
+
 def _integer_quotient_operands(op: str, a, b):
     """Both operands as Tensors; integer division by zero is refused (as torch), not NumPy's silent 0."""
     a = a if isinstance(a, Tensor) else operand(a, b)
+    number = b
     b = operand(b, a)
+    if type(number) is int and a._data.dtype.kind in "iu" and b._data.dtype != a._data.dtype:
+        b = number_in_dtype(number, a)  # out of the dtype's range: wrapped, as torch computes in a's dtype
     bd = b._data
+    _refuse_bool_pair(op, a._data, bd)
     if bd.dtype.kind in "biu" and a._data.dtype.kind in "biu" and bool((bd == 0).any()):
         raise ZeroDivisionError(f"{op}: integer division by zero")
     return a, b
@@ -416,7 +445,10 @@ def rpow_scalar_backward(g, out, ins, node):
 def pow(a: Tensor, b) -> Tensor:
     """``a ** b`` with broadcasting."""
     if isinstance(b, Tensor):
+        _refuse_bool_pair("pow", a._data, b._data)
         return make(_binary_data("pow", "power", a, b), (a, b), pow_backward)
+    if type(b) is bool and a._data.dtype.kind == "b":  # torch: bool ** True is the tensor, ** False ones (bool)
+        return constant(a._data.copy() if b else array_module(a._data).ones_like(a._data))
     if type(b) is float or type(b) is int:
         ad = a._data
         if type(b) is int and ad.dtype.kind == "b":  # torch: bool ** int is int64 (NumPy: int8)
@@ -425,7 +457,7 @@ def pow(a: Tensor, b) -> Tensor:
             with quiet():
                 data = promote_number(ad, b)**b
         except ValueError as error:  # integers to negative integer powers
-            raise ValueError(f"pow: {error}") from None
+            raise IntegerPowerError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
             raise binary_error("pow", a, b, error) from None
         return make(data, (a,), pow_scalar_backward, b)
@@ -440,7 +472,7 @@ def rpow(a: Tensor, b) -> Tensor:
             with quiet():
                 data = b**promote_number(a._data, b)
         except ValueError as error:  # integers to negative integer powers
-            raise ValueError(f"pow: {error}") from None
+            raise IntegerPowerError(f"pow: {error}") from None
         except (TypeError, OverflowError) as error:
             raise binary_error("pow", a, b, error) from None
         return make(data, (a,), rpow_scalar_backward, b)
@@ -923,6 +955,11 @@ def _compare(op: str, name: str):
             if op in ("eq", "ne"):  # t == None: let Python compare identities (False), as PyTorch
                 return NotImplemented
             raise TypeError(f"{op}: cannot compare a tensor with {type(b).__name__}") from None
+        if type(bd) is int and ad.dtype.kind in "iu":  # the number in the tensor's dtype (uint8 < -3: -3 wraps), as torch
+            try:
+                bd = array_module(ad).asarray(bd, dtype=ad.dtype)
+            except OverflowError:
+                bd = number_in_dtype(bd, a)._data
         try:
             return constant(getattr(array_module(ad), name)(ad, bd))
         except ValueError:
