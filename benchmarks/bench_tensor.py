@@ -14,8 +14,8 @@ It measures
    softmax-cross-entropy gradient, in-place updates) and for PyTorch CPU, all
    three as ``h @ w + b`` with weights stored (in, out); the ``taugrad-nn`` row
    is what a PyTorch user writes (``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``,
-   weights (out, in) stored column by column), the ``taugrad-linear`` row runs
-   ``F.linear`` on row-major (out, in) weights, a layout BLAS multiplies slower;
+   weights (out, in) row-major as PyTorch's), the ``taugrad-linear`` row runs
+   ``F.linear`` on the same row-major (out, in) weights without the modules;
    NumPy and taugrad share one in-place SGD update (:func:`sgd_update`), PyTorch
    uses its fused ``sub_``.  Engines alternate in many short rounds, with a
    pause before a block whose engine runs on the other thread pool, so one
@@ -138,8 +138,8 @@ def taugrad_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray], fused_l
 
     ``fused_linear=True`` (the ``taugrad-linear`` row) runs ``F.linear`` on
     row-major (out, in) weights: one node per layer and the bias added in
-    place, but OpenBLAS multiplies ``x @ W.T`` ~12% slower than ``x @ w``
-    (``nn.Linear`` avoids this by storing W column by column: ``taugrad-nn``).
+    place; OpenBLAS reads ``W.T`` as a transposed operand (no copy), packing
+    it a little slower than the (in, out) ``w`` of ``x @ w``.
     """
     import taugrad
     import taugrad.functional as F
@@ -191,10 +191,10 @@ def taugrad_mlp(init: List[np.ndarray]):
 def taugrad_nn_engine(x: np.ndarray, y: np.ndarray, init: List[np.ndarray]) -> Callable[[], float]:
     """What a PyTorch user writes: ``nn.Sequential`` of ``nn.Linear`` and ``nn.ReLU``.
 
-    ``nn.Linear`` keeps PyTorch's (out, in) weight shape but stores it as the
-    transpose of an (in, out) array, so its products run on the same layouts
-    as the hand-written NumPy step; each layer is one graph node (bias added
-    in place).  Same weights and the same in-place SGD update as the others.
+    ``nn.Linear`` keeps PyTorch's (out, in) row-major weight, so views of it
+    and of its gradient write into them; each Linear is one graph node (bias
+    added in place) and each ReLU another.  Same weights and the same
+    in-place SGD update as the others.
     """
     import taugrad
     import taugrad.functional as F
