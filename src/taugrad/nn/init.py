@@ -125,9 +125,9 @@ def trunc_normal_(tensor: Any, mean: float = 0.0, std: float = 1.0, a: float = -
     return _fill(tensor, values)
 
 
-def constant_(tensor: Any, value: float) -> Any:
-    """Fill with ``value``."""
-    return _fill(tensor, value)
+def constant_(tensor: Any, val: float) -> Any:
+    """Fill with ``val`` (torch's parameter name, so ``constant_(w, val=0.1)`` works)."""
+    return _fill(tensor, val)
 
 
 def zeros_(tensor: Any) -> Any:

@@ -82,9 +82,12 @@ def _renorm_scale(xp, rows, max_norm: float, norm_type: float, used):
     return xp.where((norms > max_norm) & used, max_norm / (norms + 1e-7), 1.0).astype(rows.dtype)[:, None]
 
 
-def one_hot(target, num_classes: int = -1) -> Tensor:
-    """int64 tensor with a 1 at each target's class along a new last dimension."""
-    t = target._data if isinstance(target, Tensor) else as_array(target)
+def one_hot(input, num_classes: int = -1) -> Tensor:
+    """int64 tensor with a 1 at each class index of ``input`` along a new last dimension.
+
+    The parameter is named ``input`` as torch's, so ``F.one_hot(input=t)`` works.
+    """
+    t = input._data if isinstance(input, Tensor) else as_array(input)
     if t.dtype.kind not in "iu":
         raise TypeError(f"one_hot: targets must be integers, got dtype {t.dtype}")
     if num_classes < 0:
