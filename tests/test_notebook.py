@@ -54,6 +54,8 @@ def test_chapter_notebook_executes(tmp_path, monkeypatch):
     assert "t1's rule ran with t1.grad = 0" in everything  # Predict
     assert "40 of 40 expressions agree with finite differences" in everything  # Investigate
     assert "step 39" in everything  # the MLP trained to the end
+    assert "TODO left in __pow__: using examples/solutions/exercise5_value.py until you fill it in" in everything
+    assert "same at every step" in everything  # exercise 6 with the learner's engine, beside taugrad's
     assert "digraph {" in everything or any("image/svg+xml" in o.get("data", {}) for c in code_cells
                                            for o in c.get("outputs", []))  # the graph cell displayed
 
@@ -65,3 +67,29 @@ def test_notebook_is_committed_without_errors_or_stale_kernel():
     for cell in nb.cells:
         for output in cell.get("outputs", []):
             assert output.get("output_type") != "error"
+
+
+def test_exercise_5_is_a_skeleton_and_its_solution_kept_apart_passes_the_grader():
+    from taugrad.learn.check import check
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    (skeleton,) = [c for c in nb.cells if c.cell_type == "code" and c.source.startswith("class MiniValue")]
+    assert skeleton.source.count("# TODO") == 5 and "NotImplementedError" in skeleton.source
+    assert "other.data * out.grad" not in skeleton.source.replace("self.grad += other.data * out.grad, and", "")
+    solution = ROOT / "examples" / "solutions" / "exercise5_value.py"
+    for seed in (0, 1):
+        report = check(solution, seed=seed)
+        assert report.ok and report.ops == ["add", "mul", "pow", "relu"], str(report)
+
+
+def test_notebook_shows_no_stale_outputs():
+    """Every output a reader sees comes from running it (the test above does): none is stored."""
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_a_notebook_extra_installs_jupyter():
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(req.split(">")[0].split("=")[0] in ("jupyterlab", "notebook") for req in extras["notebook"])
