@@ -269,3 +269,8 @@ def test_shrink_finds_the_smallest_failing_subexpression():
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+def test_one_random_expression_is_singular():
+    (rand,) = check(taugrad.Value, count=1).find("random")
+    assert rand.diagnosis == "the random expression agrees with finite differences"

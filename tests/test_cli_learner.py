@@ -310,3 +310,10 @@ def test_graph_order_draws_what_the_wrong_order_leaves(capsys):
 def test_graph_says_input_in_the_singular(capsys, tmp_path):
     code, out, _ = _run(capsys, "graph", "a*2", "a=3", "-o", str(tmp_path / "g.dot"))
     assert code == 0 and "(1 input, root" in out
+
+
+def test_one_gradient_is_singular(capsys):
+    code, out, _ = _run(capsys, "gradcheck", "--count", "1", "--plain")
+    assert code == 0 and out.splitlines()[-1] in ("OK: the gradient agrees with finite differences",
+                                                  "OK: all 2 gradients agree with finite differences",
+                                                  "OK: all 3 gradients agree with finite differences")

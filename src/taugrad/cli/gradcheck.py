@@ -118,7 +118,8 @@ def report(results, args, stream: TextIO, use_rich: bool) -> None:
         print(f"FAILED: {mismatched_inputs} of {len(comparisons)} gradients disagree with finite differences",
               file=stream)
     else:
-        print(f"OK: all {len(comparisons)} gradients agree with finite differences", file=stream)
+        agree = "the gradient agrees" if len(comparisons) == 1 else f"all {len(comparisons)} gradients agree"
+        print(f"OK: {agree} with finite differences", file=stream)
 
 
 def _print_table(stream: TextIO, use_rich: bool, title: str, header: Sequence[str], rows) -> None:

@@ -71,7 +71,9 @@ def random_check(ctx: Context, count: int) -> None:
             if first is None:
                 first, original = problem, (tree, inputs)
     if first is None:
-        ctx.add(Check("random", None, True, diagnosis=f"{count} random expressions agree with finite differences"))
+        ctx.add(Check("random", None, True, diagnosis=("the random expression agrees" if count == 1 else
+                                                               f"{count} random expressions agree")
+                                                              + " with finite differences"))
         return
     ctx.engine.activity = "shrinking a failing random expression"
     tree = shrink(original[0], original[1], lambda t, v: _failure(ctx, t, v) is not None,
