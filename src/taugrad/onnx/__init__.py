@@ -13,4 +13,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 from taugrad.onnx.export import TrainingMode, export, is_in_onnx_export
 from taugrad.onnx.graph import ExportError
 
-__all__ = ["export", "ExportError", "TrainingMode", "is_in_onnx_export"]
+#: PyTorch's name for the exporter's error
+OnnxExporterError = ExportError
+
+__all__ = ["export", "ExportError", "OnnxExporterError", "TrainingMode", "is_in_onnx_export"]
