@@ -378,11 +378,12 @@ def test_every_recorded_op_has_a_row_in_the_table():
     from taugrad.tensors.ops import einsum, elementary, gather, inplace, linalg, masking, rearrange, scan, sorting
     from taugrad.tensors.core import rebase
     from taugrad.tensors.ops import conv, norm, pool
+    from taugrad.tensors.ops import dropout, explog, softmax, trig
     from taugrad.tensors.core.rule import Rule
 
     modules = (elementwise, index, matmul, losses, reduce, shape,
                einsum, elementary, gather, inplace, linalg, masking, rearrange, scan, sorting, rebase,
-               conv, norm, pool)
+               conv, norm, pool, trig, explog, softmax, dropout)
     defined = {obj for module in modules for obj in vars(module).values() if isinstance(obj, Rule)}
     exercised = set()
     for case in OP_CASES:
