@@ -168,12 +168,16 @@ OP_CASES = [
     OpCase("matmul_mat_vec", lambda a, b: (a @ b) ** 2, ((2, 3), (3,))),
     OpCase("matmul_batched", lambda a, b: (a @ b) ** 2, ((2, 2, 3), (3, 2))),
     OpCase("linear", lambda x, w, b: F.linear(x, w, b).tanh(), ((2, 3), (2, 3), (2,))),
+    OpCase("linear_no_bias", lambda x, w: F.linear(x, w).tanh(), ((2, 3), (2, 3))),
+    OpCase("embedding", lambda w: F.embedding(taugrad.tensor([[1, 0], [2, 1]]), w) ** 3, ((3, 2),)),
     # the fused op nn.Sequential runs for Linear, ReLU; bias shifted so no pre-activation is near the kink
     OpCase("linear_relu", lambda x, w, b: linear(x, w, b + _KINK_FREE).relu() * x.sum(), ((2, 3), (2, 3), (2,)), "nonzero"),
     # shapes
     OpCase("reshape", lambda a: a.reshape(3, 2) ** 2, ((2, 3),)),
     OpCase("flatten", lambda a: a.flatten() ** 2, ((2, 3),)),
     OpCase("transpose", lambda a: a.transpose(0, 1) ** 2 @ a, ((2, 2),)),
+    OpCase("t", lambda a: a.t() ** 2 @ a, ((2, 2),)),
+    OpCase("diagonal", lambda a: a.diagonal(1) ** 3 * a.diagonal(0, 1, 2).sum(), ((2, 3, 3),)),
     OpCase("permute", lambda a: a.permute(2, 0, 1) ** 2, ((2, 1, 2),)),
     OpCase("T", lambda a: (a.T @ a) ** 2, ((2, 3),)),
     OpCase("mT", lambda a: (a.mT @ a).sum(dim=0) ** 2, ((2, 2, 2),)),
