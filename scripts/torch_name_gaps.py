@@ -20,7 +20,7 @@ MODULE_PATHS = [
     ".optim.lr_scheduler", ".utils.data", ".utils.data.dataloader", ".utils.data.sampler", ".utils.data.dataset",
     ".utils.data.distributed", ".utils.tensorboard", ".autograd", ".cuda", ".cuda.amp", ".amp", ".backends",
     ".backends.cuda", ".backends.cudnn", ".backends.mps", ".distributed", ".multiprocessing", ".distributions",
-    ".linalg", ".random", ".onnx",
+    ".linalg", ".random", ".onnx", ".sparse",
 ]
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "torch-names.md"
 HEADER = """# PyTorch names taugrad does not have

@@ -125,6 +125,8 @@ from taugrad import linalg  # torch.linalg's norms
 from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
 from taugrad import multiprocessing  # torch.multiprocessing: tensors in shared memory
 from taugrad import amp, distributions  # mixed precision, probability distributions (as torch's)
+from taugrad import sparse  # sparse COO tensors, as torch.sparse
+from taugrad.sparse import sparse_coo_tensor, spmm
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
@@ -176,6 +178,7 @@ __all__ = [
     "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
     "set_default_device", "set_default_dtype", "set_grad_enabled", "set_printoptions", "set_rng_state", "short",
     "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinh", "sinh_", "softmax", "sort", "split", "sqrt",
+    "sparse", "sparse_coo_tensor", "spmm",
     "sqrt_", "square", "square_", "squeeze", "stack", "std", "sub", "sum", "swapaxes", "swapdims", "t", "take",
     "take_along_dim", "tan", "tan_", "tanh", "tanh_", "tensor", "tensordot", "tile", "topk", "trace", "transpose",
     "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "uint16", "uint32", "uint64",

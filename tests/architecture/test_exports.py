@@ -23,6 +23,7 @@ INTERNAL = {
     "graph": "the graph walk both engines share; used through backward() and taugrad.autograd",
     "tensors": "the tensor engine; its functions and Tensor are exported one by one",
     "run": "a program to run (torch.distributed.run's counterpart), not a library module",
+    "onnx": "ONNX export needs the optional onnx package, so `import taugrad` leaves it out: `import taugrad.onnx`",
 }
 #: registered ops torch has as top-level functions whose torch form takes other arguments
 NOT_EXPORTED = {
