@@ -234,3 +234,23 @@ def test_without_onnx_installed_the_import_says_which_extra(tmp_path):
     assert result.returncode != 0
     assert result.stderr.strip().splitlines()[-1] == \
         "ImportError: taugrad.onnx needs the onnx package: pip install 'taugrad[onnx]'"
+
+
+def test_a_value_computed_outside_the_trace_is_refused_not_stored_as_a_constant():
+    class Outside(tg.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return tg.tensor(x.detach().numpy() * 2)  # computed in NumPy: no op the trace sees
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class Model(nn.Module):
+        def forward(self, x):
+            return Outside.apply(x) + 1
+
+    x = tg.randn(2, 3)
+    with pytest.raises(taugrad.onnx.ExportError, match="^onnx.export: no ONNX form for op 'Outside"):
+        taugrad.onnx.export(Model(), (x,), io.BytesIO())
+    assert not x.requires_grad

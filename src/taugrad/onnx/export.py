@@ -104,6 +104,11 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: Optional[dict] 
         (TrainingMode.TRAINING if training else TrainingMode.EVAL)
     if isinstance(model, Module) and mode != TrainingMode.PRESERVE:
         model.train(mode == TrainingMode.TRAINING)
+    # float inputs take part in the autograd graph while tracing, so a value computed from one outside the
+    # trace still has the input among its ancestors and is refused instead of stored as a constant
+    lifted = [x for x in inputs if not x.requires_grad and x.is_leaf and x._data.dtype.kind == "f"]
+    for x in lifted:
+        x.requires_grad_(True)
     tracer.install(FUNCTIONS, list(model.modules()) if isinstance(model, Module) else [])
     _EXPORTING[0] = True
     try:  # with autograd on: the graph's parents let the trace notice a value computed outside it
@@ -111,6 +116,8 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: Optional[dict] 
     finally:
         _EXPORTING[0] = False
         tracer.remove()
+        for x in lifted:
+            x.requires_grad_(False)
         if isinstance(model, Module) and was_training is not None:
             model.train(was_training)
 
@@ -118,6 +125,8 @@ def export(model: Any, args: Any = (), f: Any = None, *, kwargs: Optional[dict] 
     out_names = list(output_names or [])
     out_names += [f"output_{i}" if i else "output" for i in range(len(out_names), len(outputs))]
     for y, name in zip(outputs, out_names):
+        if not graph.traced(y):
+            tracer.check_constant(y)
         source = graph.value(y)
         graph.nodes.append(helper.make_node("Identity", [source], [name]))
     any_dynamic = bool(dynamic)

@@ -45,6 +45,7 @@ class Tracer:
         self.depth = 0
         self.modules: List[str] = []
         self.undo: List[Callable[[], None]] = []
+        self.clean: set = set()  # ids of untraced tensors known to descend from no traced value
 
     def where(self) -> str:
         return self.modules[-1] if self.modules else ""
@@ -56,19 +57,29 @@ class Tracer:
 
     def check_constant(self, x: Tensor) -> None:
         """Refuse to store as a constant a tensor computed from the inputs by an op the trace did not see."""
-        stack, seen = [x], set()
+        if id(x) in self.clean or getattr(x, "_rule", None) is None:
+            return
+        stack, seen = [x], {id(x)}
         while stack:
             node = stack.pop()
             for parent in getattr(node, "_prev", ()):
+                if id(parent) in self.clean:
+                    continue
                 if self.graph.traced(parent):
                     rule = getattr(node, "_rule", None)
-                    raise self.fail(getattr(rule, "op", "unknown"))
+                    name_of = getattr(rule, "name_of", None)
+                    raise self.fail(name_of(node) if name_of else getattr(rule, "op", "unknown"))
                 if id(parent) not in seen:
                     seen.add(id(parent))
                     stack.append(parent)
+        self.clean.update(seen)  # no traced ancestor: never walked again
+        self.graph.keep.append(x)
 
     def record(self, name: str, args: tuple, kwargs: dict, out: Any) -> None:
         operands = leaves(args) + leaves(kwargs)
+        for x in operands:
+            if isinstance(x, Tensor) and not self.graph.traced(x):
+                self.check_constant(x)
         if not any(self.graph.traced(x) for x in operands):
             return
         if not any(isinstance(y, Tensor) for y in leaves(out)):  # a Python value (a device, a flag): fixed here
@@ -76,9 +87,6 @@ class Tracer:
         convert = self.converters.get(name)
         if convert is None:
             raise self.fail(name)
-        for x in operands:
-            if isinstance(x, Tensor) and not self.graph.traced(x) and getattr(x, "_rule", None) is not None:
-                self.check_constant(x)
         convert(self.graph, out, *args, **kwargs)
 
     # -- patching -------------------------------------------------------------
