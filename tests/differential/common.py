@@ -148,8 +148,8 @@ def dtype_name(obj) -> str:
     return str(obj.dtype).replace("torch.", "").replace("taugrad.", "")
 
 
-def assert_close(got, want, what: str, check_dtype: bool = True):
-    """Arrays, tensors, numbers, None and nested sequences/dicts equal to 1e-10."""
+def assert_close(got, want, what: str, check_dtype: bool = True, rtol: float = RTOL):
+    """Arrays, tensors, numbers, None and nested sequences/dicts equal to 1e-10 (or ``rtol``)."""
     if want is None or got is None:
         assert got is None and want is None, f"{what}: {type(got).__name__} where torch gives {type(want).__name__}"
         return
@@ -157,19 +157,19 @@ def assert_close(got, want, what: str, check_dtype: bool = True):
         assert is_tensor(got) or isinstance(got, np.ndarray), f"{what}: {type(got).__name__}, torch gives a tensor"
         if check_dtype and is_tensor(want) and is_tensor(got):
             assert dtype_name(got) == dtype_name(want), f"{what}: dtype {dtype_name(got)}, torch {dtype_name(want)}"
-        _close_arrays(to_numpy(got), to_numpy(want), what)
+        _close_arrays(to_numpy(got), to_numpy(want), what, rtol)
         return
     if isinstance(want, dict):
         assert isinstance(got, dict), f"{what}: {type(got).__name__}, torch gives a dict"
         assert list(got) == list(want), f"{what}: keys {list(got)}, torch {list(want)}"
         for key in want:
-            assert_close(got[key], want[key], f"{what}[{key!r}]", check_dtype)
+            assert_close(got[key], want[key], f"{what}[{key!r}]", check_dtype, rtol)
         return
     if isinstance(want, (list, tuple)):
         assert isinstance(got, (list, tuple)), f"{what}: {type(got).__name__}, torch gives {type(want).__name__}"
         assert len(got) == len(want), f"{what}: {len(got)} items, torch {len(want)}"
         for i, (g, w) in enumerate(zip(got, want)):
-            assert_close(g, w, f"{what}[{i}]", check_dtype)
+            assert_close(g, w, f"{what}[{i}]", check_dtype, rtol)
         return
     if isinstance(want, (bool, str)) or want is ...:
         assert got == want, f"{what}: {got!r}, torch {want!r}"
@@ -177,19 +177,19 @@ def assert_close(got, want, what: str, check_dtype: bool = True):
     if isinstance(want, (int, float)):
         if is_tensor(got) or isinstance(got, np.ndarray):
             got = to_numpy(got)
-        _close_arrays(np.asarray(got, dtype=float), np.asarray(want, dtype=float), what)
+        _close_arrays(np.asarray(got, dtype=float), np.asarray(want, dtype=float), what, rtol)
         return
     assert got == want, f"{what}: {got!r}, torch {want!r}"
 
 
-def _close_arrays(got: np.ndarray, want: np.ndarray, what: str):
+def _close_arrays(got: np.ndarray, want: np.ndarray, what: str, rtol: float = RTOL):
     assert got.shape == want.shape, f"{what}: shape {got.shape}, torch {want.shape}"
     if want.dtype.kind == "b" or got.dtype.kind == "b":
         np.testing.assert_array_equal(got, want, err_msg=what)
         return
     np.testing.assert_allclose(got.astype(np.float64) if got.dtype.kind != "c" else got,
                                want.astype(np.float64) if want.dtype.kind != "c" else want,
-                               rtol=RTOL, atol=ATOL, equal_nan=True, err_msg=what)
+                               rtol=rtol, atol=ATOL * rtol / RTOL, equal_nan=True, err_msg=what)
 
 
 def flat_tensors(out) -> list:

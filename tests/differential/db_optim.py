@@ -22,6 +22,11 @@ class OptInfo:
     option_sets: list
     uncovered: dict = dataclasses.field(default_factory=lambda: dict(IMPLEMENTATION_FLAGS))
     needs_closure: bool = False
+    # LBFGS runs several inner iterations a step, each a two-loop recursion over the saved pairs
+    # and a line search: a different summation order in the dot products grows to a few 1e-10
+    # relative over 20 steps (its options keep it away from convergence, where 1 / (y.s) would
+    # amplify roundoff without bound)
+    rtol: float = 1e-10
 
 
 LR_TENSOR = ByLib(lambda L: L.root.tensor(0.01))
@@ -51,9 +56,9 @@ ENTRIES = [
                       dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)]),
     OptInfo("Rprop", [dict(), dict(lr=0.02, etas=(0.4, 1.3), step_sizes=(1e-5, 1.0), foreach=False, maximize=True)]),
     OptInfo("ASGD", [dict(), dict(lr=0.02, lambd=1e-3, alpha=0.7, t0=5.0, weight_decay=0.1, foreach=False, maximize=True)]),
-    OptInfo("LBFGS", [dict(lr=0.5), dict(lr=0.5, max_iter=4, max_eval=6, tolerance_grad=1e-9, tolerance_change=1e-11,
-                                         history_size=3, line_search_fn="strong_wolfe")],
-            uncovered={}, needs_closure=True),
+    OptInfo("LBFGS", [dict(lr=0.01, max_iter=5), dict(lr=0.1, max_iter=2, max_eval=4, tolerance_grad=1e-5, tolerance_change=1e-6,
+                                                  history_size=3, line_search_fn="strong_wolfe")],
+            uncovered={}, needs_closure=True, rtol=1e-8),
 ]
 
 FEATURES = ["add_param_group", "state_dict_reload", "frozen_and_tied", "zero_grad_keep", "sometimes_no_grad",

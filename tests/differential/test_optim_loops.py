@@ -36,9 +36,10 @@ def test_optimizer_loop_matches_torch(info, options, feature):
         want = run_loop(TORCH, info.name, options, feature, info.needs_closure)
         got = run_loop(TAUGRAD, info.name, options, feature, info.needs_closure)
     for step, (g, w) in enumerate(zip(got, want)):
-        assert_close(g["params"], w["params"], f"{info.name} {feature} step {step} parameters")
-        assert_close(g["returned"], w["returned"], f"{info.name} {feature} step {step} returned loss")
-        assert_close(g["state_dict"], w["state_dict"], f"{info.name} {feature} step {step} state_dict", check_dtype=False)
+        assert_close(g["params"], w["params"], f"{info.name} {feature} step {step} parameters", rtol=info.rtol)
+        assert_close(g["returned"], w["returned"], f"{info.name} {feature} step {step} returned loss", rtol=info.rtol)
+        assert_close(g["state_dict"], w["state_dict"], f"{info.name} {feature} step {step} state_dict", check_dtype=False,
+                     rtol=info.rtol)
 
 
 @pytest.mark.parametrize("info", [param("optim", f"{i.name}-state_by_param", i) for i in ENTRIES + [CUSTOM]])
@@ -47,4 +48,4 @@ def test_optimizer_state_is_keyed_by_parameter(info):
     with float64_default():
         want = state_by_param(TORCH, info.name, options)
         got = state_by_param(TAUGRAD, info.name, options)
-    assert_close(got, want, f"{info.name}.state[p]", check_dtype=False)
+    assert_close(got, want, f"{info.name}.state[p]", check_dtype=False, rtol=info.rtol)

@@ -137,6 +137,9 @@ class LBFGS(Optimizer):
         d, t = saved.d, saved.t
         old_dirs, old_steps, ro, h_diag = saved.old_dirs, saved.old_steps, saved.ro, saved.h_diag
         prev_flat_grad, prev_loss = saved.prev_flat_grad, saved.prev_loss
+        # torch keeps the two-loop coefficients in state["al"] (history_size slots, None until first
+        # used); it is part of the state_dict, so it is kept here too
+        al_kept = saved.al
 
         iteration = 0
         while iteration < max_iter:
@@ -159,9 +162,12 @@ class LBFGS(Optimizer):
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y @ y)
                 al = [0.0] * len(old_dirs)
+                if al_kept is None:
+                    al_kept = [None] * history_size
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = float(old_steps[i] @ q) * ro[i]
+                    al_kept[i] = al[i]
                     q -= al[i] * old_dirs[i]
                 d = r = q * h_diag
                 for i in range(len(old_dirs)):
@@ -216,6 +222,8 @@ class LBFGS(Optimizer):
         state["H_diag"] = h_diag
         state["prev_flat_grad"] = state_tensor(prev_flat_grad)
         state["prev_loss"] = prev_loss
+        if al_kept is not None:
+            state["al"] = list(al_kept)
         return first_loss
 
 
@@ -237,6 +245,8 @@ class _HistoryView:
         self.h_diag = number(state.get("H_diag"))
         self.prev_flat_grad = array(state.get("prev_flat_grad"))
         self.prev_loss = number(state.get("prev_loss"))
+        self.al: Optional[List[Any]] = None if state.get("al") is None else [
+            None if v is None else number(v) for v in state["al"]]
 
 
 def cubic_minimum(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
