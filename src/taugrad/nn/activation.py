@@ -6,6 +6,7 @@ does (a forward hook or a residual that reuses the input sees the new values).
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional
 
 import numpy as np
@@ -114,8 +115,16 @@ class Softplus(Module):
 class Hardtanh(Module):
     """``clamp(x, min_val, max_val)``."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: Optional[float] = None, max_value: Optional[float] = None) -> None:
         super().__init__()
+        # torch still takes the old names min_value/max_value (with a deprecation warning)
+        if min_value is not None:
+            warnings.warn("Hardtanh: min_value is deprecated, use min_val", DeprecationWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("Hardtanh: max_value is deprecated, use max_val", DeprecationWarning, stacklevel=2)
+            max_val = max_value
         if min_val > max_val:
             raise ValueError(f"Hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
         self.min_val = min_val
