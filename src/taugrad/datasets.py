@@ -261,7 +261,7 @@ def train_test_split(
     y = np.asarray(y)
     n = len(y)
     if X.ndim == 0 or len(X) != n:
-        raise ValueError(f"X and y must have the same number of rows, got {X.shape} and {y.shape}")
+        raise ValueError(f"X and y must have the same number of rows, got {tuple(X.shape)} and {tuple(y.shape)}")
     test_size = float(test_size)
     if not 0.0 < test_size < 1.0:
         raise ValueError(f"test_size must be in (0, 1), got {test_size}")

@@ -170,7 +170,7 @@ def _scalar_output(out: Any, op: str) -> None:
     if not isinstance(out, Tensor):
         raise TypeError(f"func.{op}: f must return a Tensor or a Value, got {type(out).__name__}")
     if out._data.size != 1:
-        raise ValueError(f"func.{op}: f must return a single-element Tensor, got shape {out.shape}")
+        raise ValueError(f"func.{op}: f must return a single-element Tensor, got shape {tuple(out.shape)}")
 
 
 def _call(
@@ -315,7 +315,7 @@ def _check_like(vectors: Sequence[Any], likes: Sequence[Any], what: str, op: str
             array = v.astype(like.dtype, copy=False) if is_array(v) else np.asarray(v, dtype=like.dtype)
             v = Tensor(to_device(array, device_of(like._data)))
         if v.shape != like.shape:
-            raise ValueError(f"func.{op}: {what} {i} has shape {v.shape}, expected {like.shape}")
+            raise ValueError(f"func.{op}: {what} {i} has shape {tuple(v.shape)}, expected {tuple(like.shape)}")
         result.append(v)
     return result
 

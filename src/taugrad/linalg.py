@@ -1,5 +1,6 @@
 """``taugrad.linalg``: the singular value decomposition and norms, as ``torch.linalg``.
 
+* :func:`cross` -- the cross product of 3-vectors along a dim;
 * :func:`svd` -- ``A = U diag(S) Vh`` (reduced or full), :func:`svdvals` -- ``S`` alone;
 * :func:`vector_norm` -- ``(sum |x_i|^ord)^(1/ord)`` over any dims;
 * :func:`matrix_norm` -- Frobenius, max column sum (``ord=1``), max row sum
@@ -18,10 +19,10 @@ from __future__ import annotations
 import math
 
 from taugrad.tensors.core.args import normalize_dim
-from taugrad.tensors.ops.linalg import svd, svdvals, vector_norm
+from taugrad.tensors.ops.linalg import linalg_cross as cross, svd, svdvals, vector_norm
 from taugrad.tensors.ops.reduce import amax, amin
 
-__all__ = ["matrix_norm", "norm", "svd", "svdvals", "vector_norm"]
+__all__ = ["cross", "matrix_norm", "norm", "svd", "svdvals", "vector_norm"]
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None):

@@ -127,7 +127,7 @@ def _unwrap(x, where: str, allow_numpy: bool = False):
                                f"(the device backend refuses host arrays, as CuPy does)")
     if isinstance(x, (list, tuple)):
         items = [_unwrap(v, where, allow_numpy) for v in x]
-        return type(x)(items) if type(x) in (list, tuple) else type(x)(*items)
+        return type(x)(*items) if hasattr(type(x), "_fields") else type(x)(items)  # a namedtuple, or a tuple/Size
     if isinstance(x, dict):
         return {k: _unwrap(v, where, allow_numpy) for k, v in x.items()}
     return x

@@ -90,7 +90,7 @@ def _check_vectors(v, likes: tuple, what: str, op: str) -> tuple:
         raise RuntimeError(f"{op}: v has {len(vs)} tensors, the {what} has {len(likes)}")
     for a, b in zip(vs, likes):
         if a.shape != b.shape:
-            raise RuntimeError(f"{op}: v has shape {a.shape}, the {what} has shape {b.shape}")
+            raise RuntimeError(f"{op}: v has shape {tuple(a.shape)}, the {what} has shape {tuple(b.shape)}")
     return vs
 
 

@@ -256,7 +256,7 @@ def _check_escapes(tape: Tape) -> None:
         gc.collect()
         left = escaped()
         if left:
-            tape.poison(f"an array computed inside the function (shape {left[0].value.shape}) is still referenced "
+            tape.poison(f"an array computed inside the function (shape {tuple(left[0].value.shape)}) is still referenced "
                         f"after it returned (appended to a list, stored as an attribute...): a replay would "
                         f"leave it stale")
 

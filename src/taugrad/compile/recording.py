@@ -166,7 +166,7 @@ def slot_of(tape: Tape, x) -> Optional[int]:
             x = plain(x)
         else:
             raise Unsupported("an array derived from the step by a NumPy call the recorder does not intercept "
-                              f"(shape {x.shape})")
+                              f"(shape {tuple(x.shape)})")
     if isinstance(x, np.ndarray):
         index = tape.const_ids.get(id(x))
         if index is None:

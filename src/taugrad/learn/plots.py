@@ -85,9 +85,9 @@ def plot_decision_boundary(
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if X.ndim != 2 or X.shape[1] != 2:
-        raise ValueError(f"plot_decision_boundary needs 2-D points of shape (n, 2), got {X.shape}")
+        raise ValueError(f"plot_decision_boundary needs 2-D points of shape (n, 2), got {tuple(X.shape)}")
     if y.shape != (len(X),):
-        raise ValueError(f"y must have shape ({len(X)},), got {y.shape}")
+        raise ValueError(f"y must have shape ({len(X)},), got {tuple(y.shape)}")
     low, high = X.min(axis=0), X.max(axis=0)
     margin = 0.1 * np.maximum(high - low, 1e-9) + 0.25
     xs = np.linspace(low[0] - margin[0], high[0] + margin[0], resolution)
@@ -127,4 +127,4 @@ def _as_class_ids(output: np.ndarray, m: int) -> np.ndarray:
         return (output.reshape(m) > 0).astype(np.int64)
     if output.ndim == 2 and output.shape[0] == m:
         return output.argmax(axis=1).astype(np.int64)
-    raise ValueError(f"predict returned shape {output.shape} for {m} points; expected ({m},) or ({m}, k)")
+    raise ValueError(f"predict returned shape {tuple(output.shape)} for {m} points; expected ({m},) or ({m}, k)")

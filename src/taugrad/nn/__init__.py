@@ -22,6 +22,8 @@ from taugrad.nn.layers import (
 )
 from taugrad.nn.module import Module, Parameter, StateDictError
 from taugrad.nn import utils
+from taugrad.nn import parallel
+from taugrad.nn.parallel import DataParallel
 from taugrad.nn.activation import ELU, Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, ReLU6, SiLU, Softmax, Softplus, Softsign
 from taugrad.nn.activation import (
     CELU, GLU, RReLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Tanhshrink, Threshold,
@@ -82,4 +84,5 @@ __all__ = [
     "init",
     "utils",
     "PReLU", "RMSNorm", "PixelShuffle", "PixelUnshuffle",
+    "parallel", "DataParallel",
 ]

@@ -604,7 +604,7 @@ class Module:
                 continue
             array = _as_array(state_dict[key], key)
             if array.shape != target._data.shape:
-                problems.append(f"size mismatch for {key}: shape {array.shape} in the state dict, "
+                problems.append(f"size mismatch for {key}: shape {tuple(array.shape)} in the state dict, "
                                 f"{target._data.shape} in the model")
             arrays[key] = array
         if problems:

@@ -35,7 +35,7 @@ def grad_array(param: Any) -> Optional[Any]:
     if not is_array(array):
         raise TypeError(f"parameter gradient must be a Tensor or an ndarray, got {type(grad).__name__}")
     if array.shape != array_of(param).shape:
-        raise ValueError(f"gradient of shape {array.shape} does not match its parameter's shape "
+        raise ValueError(f"gradient of shape {tuple(array.shape)} does not match its parameter's shape "
                          f"{array_of(param).shape}")
     return array
 
@@ -286,8 +286,8 @@ def _cast_state(p: Any, name: str, value: Any, index: Any) -> Any:
         return state_tensor(np.array(to_host(array)))  # counters stay on the host, in their dtype
     copied = array_module(target).array(to_device(array, device_of(target)), dtype=target.dtype)
     if copied.shape != target.shape:
-        raise ValueError(f"optimizer state {name!r} of parameter {index} has shape {copied.shape}, "
-                         f"the parameter has shape {target.shape}")
+        raise ValueError(f"optimizer state {name!r} of parameter {index} has shape {tuple(copied.shape)}, "
+                         f"the parameter has shape {tuple(target.shape)}")
     return state_tensor(copied)
 
 

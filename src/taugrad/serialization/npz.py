@@ -252,7 +252,7 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0, place=_ke
     if kind == "scalar":
         scalar = arrays[content]
         if scalar.shape != ():
-            raise ValueError(f"scalar entry {content!r} has shape {scalar.shape}, expected ()")
+            raise ValueError(f"scalar entry {content!r} has shape {tuple(scalar.shape)}, expected ()")
         return scalar[()]  # a NumPy scalar of the saved dtype
     if kind == "float":
         return float(arrays[content])

@@ -159,8 +159,8 @@ def _checked_gradient(grad, name: str, position: int, parent: Tensor, graph: boo
         raise TypeError(f"{name}.backward returned a gradient of dtype {data.dtype} for argument {position}")
     if data.shape != parent.shape:
         raise RuntimeError(
-            f"{name}.backward returned a gradient of shape {data.shape} for argument {position}, "
-            f"which has shape {parent.shape}"
+            f"{name}.backward returned a gradient of shape {tuple(data.shape)} for argument {position}, "
+            f"which has shape {tuple(parent.shape)}"
         )
     return grad if graph else data
 

@@ -54,7 +54,7 @@ class GraphReleasedError(RuntimeError):
 
 def _released_error(node: Tensor) -> GraphReleasedError:
     return GraphReleasedError(
-        f"backward through a graph that was already freed (a tensor of shape {node.shape} "
+        f"backward through a graph that was already freed (a tensor of shape {tuple(node.shape)} "
         f"made by an op whose saved values were released by an earlier backward()); "
         f"pass retain_graph=True to the first backward() to backward through it again"
     )
@@ -324,8 +324,8 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
         if gradient is None:
             if root._data.size != 1:
                 raise RuntimeError(
-                    f"{op}: output {i} has shape {root.shape}; a gradient can be created implicitly "
-                    f"only for a single-element output. Pass gradient= (a tensor of shape {root.shape})"
+                    f"{op}: output {i} has shape {tuple(root.shape)}; a gradient can be created implicitly "
+                    f"only for a single-element output. Pass gradient= (a tensor of shape {tuple(root.shape)})"
                 )
             g = _ones(root._data)
             out.append(constant(g.copy()) if create_graph else g)
@@ -342,7 +342,7 @@ def _root_grads(roots, gradients, create_graph: bool, op: str) -> list:
                 g = to_device(g, device_of(root._data))
             g = constant(g)
         if g.shape != root.shape:
-            raise ValueError(f"{op}: gradient has shape {g.shape} but output {i} has shape {root.shape}")
+            raise ValueError(f"{op}: gradient has shape {tuple(g.shape)} but output {i} has shape {tuple(root.shape)}")
         if g.dtype != root.dtype:
             g = g.astype(root.dtype)
         out.append(g if create_graph else g._data)
@@ -453,7 +453,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if not isinstance(t, Tensor):
             raise TypeError(f"grad: inputs must be Tensors, got {type(t).__name__} at position {i}")
         if not t.requires_grad:
-            raise RuntimeError(f"grad: input {i} (shape {t.shape}) does not require grad")
+            raise RuntimeError(f"grad: input {i} (shape {tuple(t.shape)}) does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
     roots = _root_grads(outputs, grad_outputs, create_graph, "grad")
@@ -483,7 +483,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if g is None:
             if not allow_unused:
                 raise RuntimeError(
-                    f"grad: input {i} (shape {t.shape}) was not used to compute the outputs; "
+                    f"grad: input {i} (shape {tuple(t.shape)}) was not used to compute the outputs; "
                     f"pass allow_unused=True to get None for it"
                 )
             result.append(constant(array_module(t._data).zeros_like(t._data)) if materialize_grads else None)

@@ -129,8 +129,8 @@ def run_hooks(extras: NodeExtras, g: Any, tensor: Any, create_graph: bool) -> An
                 new = constant(to_device(new._data, device_of(tensor._data)))
             if new.shape != tensor.shape:
                 raise RuntimeError(
-                    f"hook {_hook_name(fn)} returned a gradient of shape {new.shape} for a tensor of "
-                    f"shape {tensor.shape}"
+                    f"hook {_hook_name(fn)} returned a gradient of shape {tuple(new.shape)} for a tensor of "
+                    f"shape {tuple(tensor.shape)}"
                 )
             if new.dtype != tensor.dtype:
                 new = new.astype(tensor.dtype) if create_graph else constant(new._data.astype(tensor.dtype))

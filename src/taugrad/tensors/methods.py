@@ -15,7 +15,7 @@ from taugrad.tensors.ops import conv, elementwise, index, inplace, losses, matmu
 from taugrad.tensors.ops import dropout, explog, softmax, trig  # noqa: F401  (registers)
 from taugrad.tensors.ops import conversion, creation, gather, random  # noqa: F401  (registers)
 from taugrad.tensors.ops import (  # noqa: F401  (registers)
-    compare, einsum, elementary, hist, linalg, masking, rearrange, scan, sorting,
+    compare, einsum, elementary, hist, linalg, masking, rearrange, scan, sharing, sorting,
 )
 from taugrad.tensors.core.rule import OPS
 

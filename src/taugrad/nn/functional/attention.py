@@ -91,7 +91,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     if bias is not None:
         scores = scores + (bias if isinstance(bias, Tensor) else constant(bias))
         rows = array_module(scores._data).all(scores._data == -np.inf, axis=-1, keepdims=True)
-        if rows.any():
+        if type(rows) is not np.ndarray or rows.any():  # on a device, asking would wait for it: always mask
             # a query that may attend no key: PyTorch's safe softmax gives it zero weights (output 0) and
             # zero gradients; its scores are replaced before the softmax, whose nan would reach k and v
             dead = constant(rows)

@@ -41,7 +41,7 @@ def _host_ints(values: Any, name: str) -> np.ndarray:
         values = values.detach().numpy()
     array = np.asarray(values)
     if array.ndim != 1:
-        raise ValueError(f"{name}: lengths must be 1-D, got shape {array.shape}")
+        raise ValueError(f"{name}: lengths must be 1-D, got shape {tuple(array.shape)}")
     if array.size and array.dtype.kind not in "iu":
         raise TypeError(f"{name}: lengths must be integers, got dtype {array.dtype}")
     return array.astype(np.int64)

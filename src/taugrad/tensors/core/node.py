@@ -41,6 +41,7 @@ import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.tensors.core.backend import ARRAY_MODULES, device_of, is_array, same_backend
+from taugrad.tensors.core.size import Size
 from taugrad.tensors.core.backend import array_module  # noqa: F401 - re-exported: the ops import it from here
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.dtypes import DEFAULT_FLOAT, as_numpy_dtype, default_complex, from_numpy_dtype
@@ -304,8 +305,9 @@ class Tensor:
 
     # ------------------------------------------------------------------ info
     @property
-    def shape(self) -> tuple:
-        return self._data.shape
+    def shape(self) -> Size:
+        """The shape, as a :class:`~taugrad.tensors.core.size.Size` (a tuple that prints as torch's)."""
+        return Size(self._data.shape)
 
     @property
     def dtype(self):
@@ -332,9 +334,9 @@ class Tensor:
         return grad_fn_of(self)
 
     def size(self, dim=None):
-        """Shape as a tuple, or the length of dimension ``dim``."""
+        """The shape as a :class:`~taugrad.tensors.core.size.Size`, or the length of dimension ``dim``."""
         if dim is None:
-            return self._data.shape
+            return Size(self._data.shape)
         return self._data.shape[normalize_dim(dim, self._data.ndim, "size")]
 
     def numel(self) -> int:

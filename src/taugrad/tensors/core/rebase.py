@@ -293,7 +293,7 @@ def copy_slices_backward(g, out, ins, node):
 
 def _stale_view_error(node: Tensor, parent: Tensor) -> RuntimeError:
     return RuntimeError(
-        f"backward: a tensor of shape {parent.shape} is a view whose base was changed in place after the "
+        f"backward: a tensor of shape {tuple(parent.shape)} is a view whose base was changed in place after the "
         f"view was taken, and the view was used afterwards; taugrad does not update a view's graph when its "
         f"base changes (PyTorch does). Take the view again after the in-place op, or clone() it"
     )

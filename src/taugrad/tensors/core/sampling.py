@@ -108,7 +108,7 @@ def _check_weights(weights: np.ndarray, num_samples: int, replacement: bool, op:
     if weights.dtype.kind != "f":
         raise RuntimeError(f"{op}: only floating-point weights are supported, got dtype {weights.dtype}")
     if weights.ndim not in (1, 2):
-        raise RuntimeError(f"{op}: weights must be 1-D or 2-D, got shape {weights.shape}")
+        raise RuntimeError(f"{op}: weights must be 1-D or 2-D, got shape {tuple(weights.shape)}")
     if num_samples <= 0:
         raise RuntimeError(f"{op}: cannot sample n_sample <= 0 samples (num_samples={num_samples})")
     if not replacement and num_samples > weights.shape[-1]:

@@ -69,7 +69,7 @@ def _isclose_arrays(a, b, rtol: float, atol: float, equal_nan: bool, op: str):
     try:
         np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} cannot broadcast") from None
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot broadcast") from None
     return array_module(a).isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 

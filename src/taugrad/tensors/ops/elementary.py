@@ -98,7 +98,7 @@ def _pair_data(op: str, ufunc: str, a: Tensor, b: Tensor):
         with quiet():
             return getattr(array_module(ad), ufunc)(ad, bd)
     except ValueError:
-        raise ValueError(f"{op}: shapes {a.shape} and {b.shape} cannot broadcast") from None
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot broadcast") from None
     except TypeError:
         raise TypeError(f"{op}: not supported for {a.dtype} and {b.dtype} operands") from None
 
@@ -170,7 +170,7 @@ def xlogy(a: Tensor, b) -> Tensor:
             data = xp.where(_xlogy_zero(ad, bd), 0.0, ad * xp.log(bd))
             data = data.astype(ad.dtype, copy=False)
     except ValueError:
-        raise ValueError(f"xlogy: shapes {a.shape} and {b.shape} cannot broadcast") from None
+        raise ValueError(f"xlogy: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot broadcast") from None
     return make(data, (a, b), xlogy_backward)
 
 

@@ -745,7 +745,7 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
         else:
             data = xp.minimum(xp.maximum(ad, lo), hi)
     except ValueError:
-        raise ValueError(f"clip: bounds cannot broadcast to shape {a.shape}") from None
+        raise ValueError(f"clip: bounds cannot broadcast to shape {tuple(a.shape)}") from None
     except TypeError:  # e.g. a string bound: NumPy's UFuncTypeError would name no argument
         raise TypeError(
             f"clip: min and max must be numbers or tensors, got {type(lo).__name__} and {type(hi).__name__}"
@@ -792,7 +792,7 @@ def where(condition, x=_MISSING, y=_MISSING) -> Tensor:
         data = array_module(xd).where(cond._data, xd, yd)
     except ValueError:
         raise ValueError(
-            f"where: shapes {cond.shape}, {x.shape} and {y.shape} cannot broadcast"
+            f"where: shapes {tuple(cond.shape)}, {tuple(x.shape)} and {tuple(y.shape)} cannot broadcast"
         ) from None
     except TypeError:  # arrays of two devices
         check_same_device("where", cond, x, y)
@@ -964,7 +964,7 @@ def _compare(op: str, name: str):
             return constant(getattr(array_module(ad), name)(ad, bd))
         except ValueError:
             raise ValueError(
-                f"{op}: shapes {a.shape} and {getattr(bd, 'shape', ())} cannot broadcast"
+                f"{op}: shapes {tuple(a.shape)} and {getattr(bd, 'shape', ())} cannot broadcast"
             ) from None
         except TypeError:  # e.g. & on floats: NumPy's message names a ufunc and a casting rule
             b_dtype = b.dtype if isinstance(b, Tensor) else bd.dtype if hasattr(bd, "dtype") else type(bd).__name__

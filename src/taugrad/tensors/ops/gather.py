@@ -126,7 +126,7 @@ def index_select(x: Tensor, dim: int, index) -> Tensor:
     dim = normalize_dim(dim, x._data.ndim, "index_select")
     idx = _index_array(index, "index_select", x._data)
     if idx.ndim > 1:
-        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {idx.shape}")
+        raise ValueError(f"index_select: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
     n = x._data.shape[dim] if x._data.ndim else 1
     idx = checked_index(idx, n, ("index_select", dim, n), f"index_select: index out of range for dim {dim} of size {n}")
     return _read(x, (slice(None),) * dim + (idx.reshape(-1),), "index_select")
@@ -141,7 +141,7 @@ def masked_select(x: Tensor, mask) -> Tensor:
     try:
         shape = np.broadcast_shapes(x.shape, m.shape)
     except ValueError:
-        raise ValueError(f"masked_select: mask of shape {m.shape} does not broadcast with shape {x.shape}") from None
+        raise ValueError(f"masked_select: mask of shape {tuple(m.shape)} does not broadcast with shape {tuple(x.shape)}") from None
     xb = x if shape == x.shape else forward_of("expand")(x, shape)
     return _read(xb, (array_module(m).broadcast_to(m, shape),), "masked_select")
 
@@ -183,7 +183,7 @@ def _source(src, like: Tensor, shape: tuple, op: str):
     if isinstance(src, Tensor):
         _same_dtype(op, like, src, "src")
         if src._data.ndim != len(shape) or any(n > m for n, m in zip(shape, src.shape)):
-            raise ValueError(f"{op}: src of shape {src.shape} is smaller than index of shape {shape}")
+            raise ValueError(f"{op}: src of shape {tuple(src.shape)} is smaller than index of shape {shape}")
         return src, src._data[tuple(slice(0, n) for n in shape)]
     return None, array_module(like._data).asarray(src, dtype=like._data.dtype)
 
@@ -253,7 +253,7 @@ def _index_add_source(x: Tensor, dim: int, index, source, alpha, op: str):
     _same_dtype(op, x, source, "source")
     expected = x.shape[:dim] + (idx.size,) + x.shape[dim + 1:]
     if source.shape != expected:
-        raise ValueError(f"{op}: source has shape {source.shape}, expected {expected}")
+        raise ValueError(f"{op}: source has shape {tuple(source.shape)}, expected {expected}")
     alpha = integer_scalar(alpha, x._data, source._data)
     return (slice(None),) * dim + (idx,), (source if alpha == 1 else source * alpha)
 
@@ -284,9 +284,9 @@ def masked_fill(x: Tensor, mask, value) -> Tensor:
     try:
         m = xp.broadcast_to(m, x.shape)
     except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {m.shape} does not broadcast to shape {x.shape}") from None
+        raise ValueError(f"masked_fill: mask of shape {tuple(m.shape)} does not broadcast to shape {tuple(x.shape)}") from None
     if isinstance(value, Tensor) and value._data.ndim:
-        raise ValueError(f"masked_fill: the value must be a number or a 0-d tensor, got shape {value.shape}")
+        raise ValueError(f"masked_fill: the value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
     v = value._data if isinstance(value, Tensor) else value
     if type(v) is float and xd.dtype.kind == "f":
         # the number as a kernel argument: no array made for it (on a GPU, a copy from the host
@@ -313,7 +313,7 @@ def _slices_mask(x: Tensor, dim: int, index, op: str):
     d = normalize_dim(dim, xd.ndim, op) if xd.ndim else normalize_dim(dim, 1, op)
     idx = _index_array(index, op, xd)
     if idx.ndim > 1:
-        raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {idx.shape}")
+        raise ValueError(f"{op}: index must be 0-d or 1-d, got shape {tuple(idx.shape)}")
     n = xd.shape[d] if xd.ndim else 1
     idx = checked_index(idx, n, (op, d, n), f"{op}: index out of range for dim {d} of size {n}")
     mask = array_module(xd).zeros(n, dtype=bool)

@@ -57,7 +57,7 @@ def bincount(x: Tensor, weights=None, minlength: int = 0) -> Tensor:
     """
     data = x._data if isinstance(x, Tensor) else x if is_array(x) else np.asarray(x)
     if data.ndim != 1 or data.dtype.kind not in "iub":
-        raise ValueError(f"bincount: needs a 1-D tensor of non-negative ints, got shape {data.shape} and "
+        raise ValueError(f"bincount: needs a 1-D tensor of non-negative ints, got shape {tuple(data.shape)} and "
                          f"dtype {data.dtype}")
     if data.size and data.min() < 0:
         raise ValueError(f"bincount: values must be non-negative, got {int(data.min())}")
@@ -72,7 +72,7 @@ def bincount(x: Tensor, weights=None, minlength: int = 0) -> Tensor:
         return constant(xp.bincount(data, minlength=minlength).astype(np.int64, copy=False))
     w = A.array_like(weights, data, np.asarray)
     if w.shape != data.shape:
-        raise ValueError(f"bincount: weights of shape {w.shape} for an input of shape {data.shape}")
+        raise ValueError(f"bincount: weights of shape {tuple(w.shape)} for an input of shape {tuple(data.shape)}")
     dtype = np.float64 if w.dtype == np.float64 else np.float32
     return constant(xp.bincount(data, weights=w, minlength=minlength).astype(dtype))
 

@@ -334,7 +334,7 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     i = operator.index(index)
     n = x.shape[d]
     if not -n <= i < n:
-        raise IndexError(f"select: index {index} out of range for a tensor of shape {x.shape} at dim {d}")
+        raise IndexError(f"select: index {index} out of range for a tensor of shape {tuple(x.shape)} at dim {d}")
     return getitem(x, (slice(None),) * d + (i,))
 
 

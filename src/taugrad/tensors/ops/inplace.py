@@ -56,7 +56,7 @@ def _write(x: Tensor, op: str, name: str, od) -> None:
         raise TypeError(f"{op}: cannot store a {_result_dtype(ufunc, x._data, od)} result in a tensor of dtype "
                         f"{x.dtype}") from None
     except ValueError:
-        raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {x.shape}") from None
+        raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {tuple(x.shape)}") from None
 
 
 def _broadcasts_into(op: str, od, x: Tensor) -> None:
@@ -66,7 +66,7 @@ def _broadcasts_into(op: str, od, x: Tensor) -> None:
             return
     except ValueError:
         pass
-    raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {x.shape}")
+    raise ValueError(f"{op}: an operand of shape {_shape(od)} cannot update a tensor of shape {tuple(x.shape)}")
 
 
 # ---------------------------------------------------------------------------
@@ -230,7 +230,7 @@ def _assign(x: Tensor, op: str, src) -> Tensor:
 def fill_(x: Tensor, value) -> Tensor:
     """Set every element to ``value`` (a number or a 0-d tensor); returns x."""
     if isinstance(value, Tensor) and value._data.ndim:
-        raise ValueError(f"fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+        raise ValueError(f"fill_: the value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
     return _assign(x, "fill_", value)
 
 
@@ -259,7 +259,7 @@ def masked_fill_(x: Tensor, mask, value) -> Tensor:
         raise TypeError(f"masked_fill_: the mask must be a bool tensor, got dtype {m.dtype}")
     _broadcasts_into("masked_fill_", m, x)
     if isinstance(value, Tensor) and value._data.ndim:
-        raise ValueError(f"masked_fill_: the value must be a number or a 0-d tensor, got shape {value.shape}")
+        raise ValueError(f"masked_fill_: the value must be a number or a 0-d tensor, got shape {tuple(value.shape)}")
     recorded = records(x, value)
     pending = begin(x, "masked_fill_") if recorded else None
     try:
@@ -302,7 +302,7 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
         if hi is not None:
             xp.minimum(xd, hi, out=xd)
     except ValueError:
-        raise ValueError(f"clamp_: bounds cannot broadcast to shape {x.shape}") from None
+        raise ValueError(f"clamp_: bounds cannot broadcast to shape {tuple(x.shape)}") from None
     except TypeError:
         raise TypeError(f"clamp_: min and max must be numbers or tensors that fit dtype {x.dtype}") from None
     if not recorded:

@@ -16,7 +16,7 @@ from taugrad.tensors.core.rule import register, rule
 def _mask(x: Tensor, diagonal, upper: bool, op: str):
     """True where ``tril``/``triu`` keeps an element of the last two dims (broadcasts over the rest)."""
     if x._data.ndim < 2:
-        raise ValueError(f"{op}: needs a tensor of at least 2 dimensions, got shape {x.shape}")
+        raise ValueError(f"{op}: needs a tensor of at least 2 dimensions, got shape {tuple(x.shape)}")
     try:
         k = operator.index(diagonal)
     except TypeError:

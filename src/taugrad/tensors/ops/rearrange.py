@@ -211,7 +211,7 @@ def swapdims(x: Tensor, dim0: int, dim1: int) -> Tensor:
 def t(x: Tensor) -> Tensor:
     """The transpose of a matrix; a 0-d or 1-D tensor is returned as it is (as PyTorch)."""
     if x._data.ndim > 2:
-        raise ValueError(f"t: expects a tensor of at most 2 dimensions, got shape {x.shape}; use transpose or mT")
+        raise ValueError(f"t: expects a tensor of at most 2 dimensions, got shape {tuple(x.shape)}; use transpose or mT")
     if x._data.ndim < 2:
         return x
     return make_view(x._data.T, x, (x,), t_backward)

@@ -62,7 +62,7 @@ def _count(shape: tuple, dims) -> int:
 
 
 def _reduce_error(op: str, x: Tensor) -> ValueError:
-    return ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {x.shape}")
+    return ValueError(f"{op}: cannot reduce an empty dimension of a tensor of shape {tuple(x.shape)}")
 
 
 # ---------------------------------------------------------------------------

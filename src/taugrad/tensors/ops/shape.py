@@ -75,7 +75,7 @@ def reshape(x: Tensor, *shape) -> Tensor:
         data = x._data.reshape(shape)
     except ValueError:
         raise ValueError(
-            f"reshape: cannot reshape a tensor of shape {x.shape} ({x._data.size} elements) into {shape}"
+            f"reshape: cannot reshape a tensor of shape {tuple(x.shape)} ({x._data.size} elements) into {shape}"
         ) from None
     if not array_module(data).may_share_memory(data, x._data):  # NumPy had to copy
         return make(data, (x,), reshape_backward)
@@ -199,7 +199,7 @@ def permute(x: Tensor, *dims) -> Tensor:
     ndim = x._data.ndim
     perm = tuple(normalize_dim(d, ndim, "permute") for d in dims)
     if sorted(perm) != list(range(ndim)):
-        raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {ndim} dimensions of shape {x.shape}")
+        raise ValueError(f"permute: {tuple(dims)} is not a permutation of the {ndim} dimensions of shape {tuple(x.shape)}")
     inverse = tuple(sorted(range(ndim), key=perm.__getitem__))
     return make_view(array_module(x._data).transpose(x._data, perm), x, (x,), permute_backward, inverse)
 
@@ -239,12 +239,12 @@ def expand(x: Tensor, *shape) -> Tensor:
     shape = _shape_args(shape, "expand")
     lead = len(shape) - x._data.ndim
     if lead < 0:
-        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape} (fewer dimensions)")
+        raise ValueError(f"expand: cannot expand shape {tuple(x.shape)} to {shape} (fewer dimensions)")
     target = tuple(x.shape[i - lead] if (n == -1 and i >= lead) else n for i, n in enumerate(shape))
     try:
         data = array_module(x._data).broadcast_to(x._data, target)
     except ValueError:
-        raise ValueError(f"expand: cannot expand shape {x.shape} to {shape}") from None
+        raise ValueError(f"expand: cannot expand shape {tuple(x.shape)} to {shape}") from None
     return make_view(data, x, (x,), expand_backward)
 
 
@@ -287,7 +287,7 @@ def cat(tensors, dim: int = 0) -> Tensor:
     try:
         data = array_module(parts[0]._data).concatenate(_same_dtype(parts), axis=d)
     except ValueError:
-        shapes = ", ".join(str(t.shape) for t in parts)
+        shapes = ", ".join(str(tuple(t.shape)) for t in parts)
         raise ValueError(f"cat: shapes must match except in dim {dim}, got {shapes}") from None
     except TypeError:  # arrays of two devices
         mixed = device_mismatch("cat", *parts)
@@ -320,7 +320,7 @@ def stack(tensors, dim: int = 0) -> Tensor:
     try:
         data = array_module(parts[0]._data).stack(_same_dtype(parts), axis=d)
     except ValueError:
-        shapes = ", ".join(str(t.shape) for t in parts)
+        shapes = ", ".join(str(tuple(t.shape)) for t in parts)
         raise ValueError(f"stack: all tensors must have the same shape, got {shapes}") from None
     except TypeError:  # arrays of two devices
         check_same_device("stack", *parts)
@@ -427,7 +427,7 @@ def broadcast_tensors(*tensors) -> tuple:
     try:
         shape = np.broadcast_shapes(*(t.shape for t in parts))
     except ValueError:
-        shapes = ", ".join(str(t.shape) for t in parts)
+        shapes = ", ".join(str(tuple(t.shape)) for t in parts)
         raise ValueError(f"broadcast_tensors: shapes {shapes} cannot broadcast") from None
     return tuple(t if t.shape == shape else expand(t, shape) for t in parts)
 
@@ -447,7 +447,7 @@ def meshgrid(*tensors, indexing: str = "ij") -> tuple:
         raise ValueError("meshgrid: expects at least one tensor")
     for t in parts:
         if t._data.ndim > 1:
-            raise ValueError(f"meshgrid: expects 0-d or 1-d tensors, got shape {t.shape}")
+            raise ValueError(f"meshgrid: expects 0-d or 1-d tensors, got shape {tuple(t.shape)}")
         if t._data.dtype != parts[0]._data.dtype:
             raise TypeError(f"meshgrid: expects all tensors to have the same dtype, got {parts[0].dtype} and "
                             f"{t.dtype}")

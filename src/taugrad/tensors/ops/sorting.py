@@ -176,7 +176,7 @@ def searchsorted(sorted_sequence: Tensor, values, *, out_int32: bool = False, ri
         right = side == "right"
     seq = sorted_sequence._data
     if seq.ndim != 1:
-        raise ValueError(f"searchsorted: only a 1-D sorted_sequence is supported, got shape {sorted_sequence.shape}")
+        raise ValueError(f"searchsorted: only a 1-D sorted_sequence is supported, got shape {tuple(sorted_sequence.shape)}")
     xp = array_module(seq)
     v = values._data if isinstance(values, Tensor) else xp.asarray(values)
     order = None if sorter is None else (sorter._data if isinstance(sorter, Tensor) else xp.asarray(sorter))

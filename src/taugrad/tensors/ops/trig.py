@@ -175,7 +175,7 @@ def atan2(a: Tensor, b) -> Tensor:
         with quiet():
             data = array_module(ad).arctan2(ad, bd)
     except ValueError:
-        raise ValueError(f"atan2: shapes {a.shape} and {b.shape} cannot broadcast") from None
+        raise ValueError(f"atan2: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot broadcast") from None
     except TypeError:
         raise TypeError(f"atan2: not supported for {a.dtype} and {b.dtype} operands") from None
     return make(data, (a, b), atan2_backward)
