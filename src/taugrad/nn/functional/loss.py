@@ -97,12 +97,30 @@ def mse_loss(input: Any, target: Any, size_average=None, reduce=None, reduction:
     return _reduce(weighted, reduction, "mse_loss")
 
 
+def l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
+            weight: Optional[Any] = None) -> Tensor:
+    """``|input - target|``, reduced (gradient 0 where they are equal, as PyTorch).
 
-def l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
-    """``|input - target|``, reduced (gradient 0 where they are equal, as PyTorch)."""
+    With ``weight`` (input's shape) each term is ``w |input - target|`` and ``'mean'`` is
+    ``sum(w |d|) / sum(w)``, a weighted mean, as torch defines it.
+    """
     reduction = legacy_reduction(size_average, reduce, reduction)
     x, y = _broadcast_pair(input, target, "l1_loss")
-    return _reduce((x - y).abs(), reduction, "l1_loss")
+    losses = (x - y).abs()
+    if weight is None:
+        return _reduce(losses, reduction, "l1_loss")
+    return _weighted(losses, weight, x, reduction, "l1_loss")
+
+
+def _weighted(losses: Tensor, weight: Any, x: Tensor, reduction: str, op: str) -> Tensor:
+    """Elementwise weights; ``'mean'`` divides by the sum of the weights rather than the count."""
+    w = _fused._target_like(weight, x, op)
+    if w.shape != x.shape:
+        raise ValueError(f"{op}: weight shape {tuple(w.shape)} must equal the input shape {tuple(x.shape)}")
+    weighted = losses * w
+    if reduction == "mean":
+        return weighted.sum() / w.sum()
+    return _reduce(weighted, reduction, op)
 
 
 def smooth_l1_loss(input: Any, target: Any, size_average=None, reduce=None, reduction: str = "mean",
