@@ -254,3 +254,14 @@ def test_a_value_computed_outside_the_trace_is_refused_not_stored_as_a_constant(
     with pytest.raises(taugrad.onnx.ExportError, match="^onnx.export: no ONNX form for op 'Outside"):
         taugrad.onnx.export(Model(), (x,), io.BytesIO())
     assert not x.requires_grad
+
+
+def test_powers_adaptive_pooling_and_reductions():
+    class Powers(nn.Module):
+        def forward(self, x):
+            y = x.abs() + 0.5
+            pooled = F.adaptive_avg_pool2d(y, (2, None))
+            return y ** 2.5, 2 ** x, y.pow(y), pooled, x.amax(dim=(1, 2)), x.max(dim=-1)[0], x.logsumexp(dim=1)
+
+    tg.manual_seed(8)
+    check(Powers(), lambda n: [tg.randn(n, 3, 4, 4)], [0])

@@ -71,11 +71,7 @@ BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "div": "Div", "pow": "Pow", 
 def binary(op: str, swap: bool = False) -> Callable:
     def convert(g: Graph, out, a, b, alpha=1):
         dtype = dtype_of(out)
-        if op == "Pow":  # the exponent keeps its own type; ONNX allows a float exponent for a float base
-            x, y = g.value(a, dtype), g.value(b, dtype if isinstance(b, Tensor) else np.asarray(b).dtype
-                                               if g.traced(b) else dtype)
-        else:
-            x, y = g.value(a, dtype), g.value(b, dtype)
+        x, y = g.value(a, dtype), g.value(b, dtype)  # both in the result's type, as the op computes
         if alpha != 1:
             y = g.node("Mul", [y, g.const(np.asarray(alpha, dtype))])
         attrs = {"fmod": 0} if op == "Mod" else {}
@@ -272,10 +268,8 @@ CONVERTERS.update(max_pool1d=max_pool(1), max_pool2d=max_pool(2), avg_pool1d=avg
 @converts("adaptive_avg_pool2d")
 def adaptive_avg_pool2d(g: Graph, out, input, output_size):
     size = list(input.shape[-2:])
-    target = [size[i] if o is None else int(o) for i, o in enumerate(pair(output_size, 2)
-                                                                      if output_size is not None else size)] \
-        if not isinstance(output_size, (tuple, list)) or None not in output_size else \
-        [size[i] if o is None else int(o) for i, o in enumerate(output_size)]
+    wanted = list(output_size) if isinstance(output_size, (tuple, list)) else [output_size] * 2
+    target = [s if o is None else int(o) for s, o in zip(size, wanted)]  # None keeps the input's size
     if target == [1, 1]:
         g.bind(out, g.node("GlobalAveragePool", [g.value(input)]))
         return
