@@ -9,8 +9,6 @@ import pytest
 
 KNOWN_FAILURES: dict[str, str] = {
     'autograd/once_differentiable-decorated_backward': "once_differentiable backward run with create_graph gives a gradient that requires grad; torch's does not",
-    'data/DataLoader-worker_keywords': 'DataLoader refuses pin_memory_device=, in_order=, multiprocessing_context=',
-    'functional/gelu-kw': "parameter not named `input` as torch's (F.gelu(input=x) refused)",
     'modules/InstanceNorm1d-1': 'InstanceNorm track_running_stats=True refused (NotImplementedError)',
     'modules/InstanceNorm2d-1': 'InstanceNorm track_running_stats=True refused (NotImplementedError)',
     'modules/MultiheadAttention-1': 'MultiheadAttention add_bias_kv/add_zero_attn refused (NotImplementedError)',

@@ -637,8 +637,9 @@ def _tanh_any(x):
 
 
 @register("gelu", methods=("gelu",))
-def gelu(a: Tensor, approximate: str = "none") -> Tensor:
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002 - torch's keyword name
     """Gaussian error linear unit ``a * Phi(a)`` (``approximate='tanh'``: the tanh form)."""
+    a = input
     x = float_input(a._data)
     if approximate == "tanh":
         data = 0.5 * x * (1.0 + array_module(x).tanh(_GELU_K * (x + _GELU_C * x * x * x)))

@@ -134,6 +134,9 @@ class DataLoader(Generic[T]):
         *,
         prefetch_factor: Optional[int] = None,
         persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+        multiprocessing_context: Any = None,
     ) -> None:
         if isinstance(num_workers, bool) or not isinstance(num_workers, int) or num_workers < 0:
             raise ValueError(f"num_workers must be a non-negative integer, got {num_workers!r}")
@@ -148,6 +151,9 @@ class DataLoader(Generic[T]):
         self.worker_init_fn = worker_init_fn
         self.prefetch_factor = prefetch_factor
         self.persistent_workers = persistent_workers
+        # worker-process settings torch takes; with no workers the batches come in order either way
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        self.multiprocessing_context = multiprocessing_context
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
