@@ -42,8 +42,21 @@ def test_norm_layers_take_torchs_bias_argument(name, args, kwargs):
     assert list(ours.state_dict()) == list(theirs.state_dict())
 
 
+def test_instance_norm_tracks_running_statistics_as_torch():
+    x = np.random.default_rng(3).normal(size=(2, 3, 4, 4))
+    ours = taugrad.nn.InstanceNorm2d(3, track_running_stats=True, affine=True, dtype=taugrad.float64)
+    theirs = torch.nn.InstanceNorm2d(3, track_running_stats=True, affine=True).double()
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for _ in range(3):
+        out, ref = ours(taugrad.tensor(x)), theirs(torch.tensor(x))
+    for name in ("running_mean", "running_var", "num_batches_tracked"):
+        np.testing.assert_allclose(getattr(ours, name).numpy(), getattr(theirs, name).numpy(), rtol=1e-12)
+    ours.eval()
+    theirs.eval()
+    np.testing.assert_allclose(ours(taugrad.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-10, atol=1e-12)
+
+
 def test_instance_norm_refuses_what_it_cannot_do():
-    with pytest.raises(NotImplementedError, match="track_running_stats"):
-        taugrad.nn.InstanceNorm2d(3, track_running_stats=True)
     with pytest.raises(ValueError, match="InstanceNorm2d: expected a 3-D or 4-D input"):
         taugrad.nn.InstanceNorm2d(3)(taugrad.zeros(2, 3))

@@ -9,8 +9,6 @@ import pytest
 
 KNOWN_FAILURES: dict[str, str] = {
     'autograd/once_differentiable-decorated_backward': "once_differentiable backward run with create_graph gives a gradient that requires grad; torch's does not",
-    'modules/InstanceNorm1d-1': 'InstanceNorm track_running_stats=True refused (NotImplementedError)',
-    'modules/InstanceNorm2d-1': 'InstanceNorm track_running_stats=True refused (NotImplementedError)',
     'modules/MultiheadAttention-1': 'MultiheadAttention add_bias_kv/add_zero_attn refused (NotImplementedError)',
     'optim/Adagrad-lr=0.1,initial_accumulator_value=0.5,eps=1e-06,maximize=True-frozen_and_tied': 'Adagrad creates its state at the first step of each parameter; torch creates it for every parameter in __init__ (state_dict differs)',
     'optim/Adagrad-lr=0.1,initial_accumulator_value=0.5,eps=1e-06,maximize=True-sometimes_no_grad': 'Adagrad creates its state at the first step of each parameter; torch creates it for every parameter in __init__ (state_dict differs)',

@@ -22,7 +22,7 @@ from typing import Any, Optional
 import numpy as np
 
 from taugrad.nn.functional.dropout import dropout2d as _dropout2d
-from taugrad.nn.functional.normalization import rms_norm as _rms_norm
+from taugrad.nn.functional.normalization import instance_norm as _instance_norm, rms_norm as _rms_norm
 from taugrad.nn.layers import factory_kwargs, place
 from taugrad.nn.module import Module, Parameter
 from taugrad.tensors.core.node import Tensor
@@ -145,14 +145,20 @@ class _InstanceNorm(Module):
                  bias: bool = True) -> None:
         super().__init__()
         dev, dtype = factory_kwargs(type(self).__name__, device, dtype)
-        if track_running_stats:
-            raise NotImplementedError(f"{type(self).__name__}: track_running_stats=True is not supported")
         self.num_features = _num_features(self, num_features)
         self.eps = float(eps)
         self.momentum = momentum
         self.affine = bool(affine)
-        self.track_running_stats = False
+        self.track_running_stats = bool(track_running_stats)
         _affine_parameters(self, self.affine, bias, self.num_features, dtype)
+        if self.track_running_stats:  # torch's buffers; the count is kept for state dicts, never advanced
+            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype=dtype)))
+            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype=dtype)))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
         place(self, dev)
 
     def forward(self, x: Any) -> Tensor:
@@ -162,8 +168,13 @@ class _InstanceNorm(Module):
             raise ValueError(f"{type(self).__name__}: expected a {unbatched}-D or {batched}-D input, "
                              f"got shape {tuple(x.shape)}")
         single = x.ndim == unbatched
-        out = _norm.group_norm(x.unsqueeze(0) if single else x, x.shape[0 if single else 1], self.weight, self.bias,
-                               self.eps)
+        batch = x.unsqueeze(0) if single else x
+        if self.track_running_stats:
+            # input statistics in training (updating the running ones), the running ones in eval, as torch
+            out = _instance_norm(batch, self.running_mean, self.running_var, self.weight, self.bias,
+                                      self.training, 0.0 if self.momentum is None else self.momentum, self.eps)
+        else:
+            out = _norm.group_norm(batch, batch.shape[1], self.weight, self.bias, self.eps)
         return out.squeeze(0) if single else out
 
     extra_repr = _BatchNorm.extra_repr  # the same fields, in torch's order
