@@ -163,6 +163,19 @@ def vector_pair(draw) -> Case:
 
 
 @st.composite
+def cross_case(draw) -> Case:
+    """Two shapes with a dim of length 3 (the dim given), one operand broadcast along another dim."""
+    shape = list(draw(shapes(min_dims=1, max_dims=3)))
+    d = draw(st.integers(0, len(shape) - 1))
+    shape[d] = 3
+    other = list(shape)
+    wide = [i for i in range(len(shape)) if i != d]
+    if wide and draw(st.booleans()):
+        other[draw(st.sampled_from(wide))] = 1
+    return Case((tuple(shape), tuple(other)), {"dim": negate_some(draw, [d], len(shape))[0]})
+
+
+@st.composite
 def diag_case(draw) -> Case:
     shape = draw(shapes(min_dims=1, max_dims=2))
     return Case((shape,), {"diagonal": draw(st.integers(-2, 2))})
@@ -298,6 +311,9 @@ API_OPS = [
     # vectors and matrices
     Op("outer", lambda L, a, b: L.outer(a, b), vector_pair()),
     Op("outer_method", lambda L, a, b: a.outer(b), vector_pair()),
+    Op("cross", lambda L, a, b, dim: L.cross(a, b, dim=dim), cross_case()),
+    Op("cross_method", lambda L, a, b, dim: a.cross(b, dim=dim), cross_case()),
+    Op("linalg_cross", lambda L, a, b, dim: L.linalg.cross(a, b, dim=dim), cross_case()),
     Op("diag", lambda L, x, diagonal: L.diag(x, diagonal), diag_case()),
     Op("trace", lambda L, x: x.trace(), one_input(min_dims=2, max_dims=2)),
     Op("vector_norm", lambda L, x, ord, dim, keepdim: L.linalg.vector_norm(x, ord, dim, keepdim), norm_case(),

@@ -124,3 +124,12 @@ COVERED_ELSEWHERE = {
     "share_memory_": "moves the storage between processes: tests/plumbing/test_multiprocessing.py",
     "is_shared": "a flag, not a tensor: tests/plumbing/test_multiprocessing.py",
 }
+# torch's in-place methods built from an out-of-place op (values and gradients against torch for each)
+COVERED_ELSEWHERE.update({name: "in place through its out-of-place op: tests/plumbing/test_inplace_variants.py"
+                          for name in (
+    "sin_", "cos_", "tan_", "asin_", "acos_", "atan_", "sinh_", "cosh_", "atan2_", "hypot_", "exp2_", "expm1_",
+    "log2_", "log10_", "log1p_", "rsqrt_", "reciprocal_", "erf_", "xlogy_", "lerp_", "deg2rad_", "rad2deg_",
+    "frac_", "square_", "ceil_", "trunc_", "sign_", "pow_", "fmod_", "remainder_", "floor_divide_", "nan_to_num_",
+    "divide_", "bitwise_and_", "bitwise_or_", "bitwise_xor_", "bitwise_not_", "logical_and_", "logical_or_",
+    "logical_xor_", "logical_not_", "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "tril_", "triu_", "cumsum_",
+    "cumprod_", "addmm_", "unsqueeze_", "squeeze_", "t_", "transpose_")})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -36,7 +37,7 @@ def outer(a: Tensor, b) -> Tensor:
     """The outer product of two vectors: ``z[i, j] = a[i] * b[j]``."""
     b = operand(b, a)
     if a._data.ndim != 1 or b._data.ndim != 1:
-        raise ValueError(f"outer: expects two 1-D tensors, got shapes {a.shape} and {b.shape}")
+        raise ValueError(f"outer: expects two 1-D tensors, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
     return make(array_module(a._data).multiply.outer(a._data, b._data), (a, b), outer_backward)
 
 
@@ -74,7 +75,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     if x._data.ndim == 2:
         key = _diagonal_key(xp, *x.shape, k)
         return make(x._data[key], (x,), diag_extract_backward, key)
-    raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {x.shape}")
+    raise ValueError(f"diag: expects a 1-D or 2-D tensor, got shape {tuple(x.shape)}")
 
 
 @rule("diagonal")
@@ -95,7 +96,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     k = operator.index(offset)
     ndim = x._data.ndim
     if ndim < 2:
-        raise ValueError(f"diagonal: needs at least 2 dims, got shape {x.shape}")
+        raise ValueError(f"diagonal: needs at least 2 dims, got shape {tuple(x.shape)}")
     d1, d2 = normalize_dim(dim1, ndim, "diagonal"), normalize_dim(dim2, ndim, "diagonal")
     if d1 == d2:
         raise ValueError(f"diagonal: dim1 and dim2 must differ, both are {dim1}")
@@ -122,7 +123,7 @@ def trace_backward(g, out, ins, node):
 def trace(x: Tensor) -> Tensor:
     """Sum of the main diagonal of a matrix."""
     if x._data.ndim != 2:
-        raise ValueError(f"trace: expects a 2-D tensor, got shape {x.shape}")
+        raise ValueError(f"trace: expects a 2-D tensor, got shape {tuple(x.shape)}")
     return make(x._data.trace(), (x,), trace_backward)  # make() turns a NumPy scalar to 0-d
 
 
@@ -217,7 +218,7 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
 def _nuclear_norm(x: Tensor, dim, keepdim: bool, dtype) -> Tensor:
     """``torch.norm(x, 'nuc', dim)``: the sum of the singular values over two dims."""
     if dim is None and x._data.ndim != 2:
-        raise ValueError(f"norm: p='nuc' with dim=None needs a 2-D tensor, got shape {x.shape}")
+        raise ValueError(f"norm: p='nuc' with dim=None needs a 2-D tensor, got shape {tuple(x.shape)}")
     dims = normalize_dims((-2, -1) if dim is None else dim, x._data.ndim, "norm")
     if dims is None or len(dims) != 2:
         raise ValueError(f"norm: p='nuc' needs two dims, got dim={dim!r}")
@@ -300,7 +301,7 @@ def svd_backward(g, out, ins, node):
 
 def _svd_input(x: Tensor, op: str):
     if x._data.ndim < 2:
-        raise ValueError(f"{op}: expects a matrix or a batch of matrices, got shape {x.shape}")
+        raise ValueError(f"{op}: expects a matrix or a batch of matrices, got shape {tuple(x.shape)}")
     if x._data.dtype.kind != "f":
         raise TypeError(f"{op}: needs a real floating tensor, got dtype {x._data.dtype}")
     if x._data.size and not array_module(x._data).isfinite(x._data).all():
@@ -363,3 +364,60 @@ def svdvals(x: Tensor) -> Tensor:
         return svd(x, full_matrices=False).S
     u, s, vh = array_module(x._data).linalg.svd(x._data, full_matrices=False)
     return make(s, (x,), svdvals_backward, (u, vh))
+
+
+# ---------------------------------------------------------------------------
+# cross product
+# ---------------------------------------------------------------------------
+
+
+@rule("linalg_cross", reads=(0, 1), gives=NEW)
+def cross_backward(g, out, ins, node):
+    """z = a x b along a dim of length 3 (a, b broadcast):
+    grad_a = b x g,  grad_b = g x a, each summed back to its operand's shape."""
+    a, b = ins
+    pa, pb = node._prev
+    xp = array_module(g)
+    axis = node._ctx
+    ga = A.sum_to(xp.cross(b, g, axis=axis), a.shape) if pa.requires_grad else None
+    gb = A.sum_to(xp.cross(g, a, axis=axis), b.shape) if pb.requires_grad else None
+    return ga, gb
+
+
+def _cross(a: Tensor, b, dim: int, op: str) -> Tensor:
+    b = operand(b, a)
+    ad, bd = a._data, b._data
+    if ad.ndim != bd.ndim:
+        raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
+    axis = normalize_dim(dim, ad.ndim, op)
+    if ad.shape[axis] != 3 or bd.shape[axis] != 3:
+        raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. "
+                           f"Got {ad.shape[axis]} and {bd.shape[axis]}")
+    try:
+        shape = array_module(ad).broadcast_shapes(ad.shape, bd.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: shapes {tuple(ad.shape)} and {tuple(bd.shape)} cannot be broadcast") from None
+    xp = array_module(ad)
+    data = xp.cross(xp.broadcast_to(ad, shape), xp.broadcast_to(bd, shape), axis=axis)
+    return make(data, (a, b), cross_backward, axis)
+
+
+@register("linalg_cross")
+def linalg_cross(a: Tensor, b, *, dim: int = -1) -> Tensor:
+    """``torch.linalg.cross``: the cross product of 3-vectors along ``dim`` (default the last), broadcasting:
+    ``z = (a_1 b_2 - a_2 b_1, a_2 b_0 - a_0 b_2, a_0 b_1 - a_1 b_0)``."""
+    return _cross(a, b, dim, "linalg.cross")
+
+
+@register("cross", methods=("cross",))
+def cross(a: Tensor, b, dim=None) -> Tensor:
+    """``torch.cross``: :func:`linalg_cross` along ``dim``; without ``dim``, the first dim of length 3 (deprecated
+    in torch, with its warning)."""
+    if dim is None:
+        b = operand(b, a)
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        shape = array_module(a._data).broadcast_shapes(a._data.shape, b._data.shape)
+        dim = next((i for i, n in enumerate(shape) if n == 3), -1)
+    return _cross(a, b, dim, "linalg.cross")
