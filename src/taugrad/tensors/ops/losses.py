@@ -103,7 +103,12 @@ def _outside_classes_on_device(t, classes: int, op: str, ignore_index=None):
                              allowed=ignore_index)
 
 
-@rule("cross_entropy", reads=(0,), gives=NEW)
+def _cross_entropy_picture(node):
+    """PyTorch's nodes for the fused op: ``nll_loss`` of ``log_softmax``, as ``F.cross_entropy`` records them."""
+    return "NllLossBackward0", (("LogSoftmaxBackward0", (0,)),)
+
+
+@rule("cross_entropy", reads=(0,), gives=NEW, shows=_cross_entropy_picture)
 def cross_entropy_backward(g, out, ins, node):
     """loss_i = logsumexp(x_i) - x_i[t_i]:  d loss_i / d x_i = softmax(x_i) - onehot(t_i).
 
@@ -331,15 +336,73 @@ def _as_rows(scores: Tensor, target, op: str):
     return rows, t.reshape(-1), expected
 
 
+@rule("nll_loss", gives=NEW)
+def nll_loss_backward(g, out, ins, node):
+    """loss_i = -w[t_i] x[i, t_i] (0 where t_i is ignore_index), reduced:
+    dL/dx[i, c] = -w[t_i] [c = t_i] dL/dloss_i, where 'mean' gives every row g / sum_i w[t_i] (kept rows)
+    and 'sum' gives every row g."""
+    shape, rows, safe, coef = node._ctx  # coef: -w[t_i] (/ the total weight for 'mean'), 0 where ignored
+    xp = array_module(coef)
+    m = len(coef)
+    if isinstance(g, Tensor):  # create_graph: the gradient is linear in g, a constant matrix times it
+        scatter = xp.zeros((m, shape[-1]), dtype=coef.dtype)
+        scatter[rows, safe] = coef
+        return ((g.reshape((m, 1)) if g.ndim else g) * constant(scatter.reshape(shape) if len(shape) == 1
+                                                                 else scatter),)
+    grad = xp.zeros((m, shape[-1]), dtype=coef.dtype)
+    grad[rows, safe] = coef * g
+    return (grad.reshape(shape),)
+
+
+def _nll(log_probs: Tensor, t, weight, ignore_index: int, reduction: str, op: str) -> Tensor:
+    """``nll_loss`` of (N, C) or (C,) log-probabilities against integer classes ``t`` ((N,) or ()), one node."""
+    x = log_probs._data
+    x2 = x.reshape((1, x.shape[0])) if x.ndim == 1 else x
+    m, classes = x2.shape
+    t = t.reshape(-1)
+    xp = array_module(x)
+    valid = t != ignore_index
+    safe = xp.where(valid, t, 0)
+    if isinstance(safe, np.ndarray):
+        _check_classes_now(safe, classes, op)
+    else:
+        safe = xp.where(_outside_classes_on_device(safe, classes, op), 0, safe)
+    w = _class_weights(weight, classes, x2, op)
+    picked_weight = (w[safe] * valid).astype(x.dtype, copy=False)
+    rows = _row_indices(m, x2)
+    with quiet():  # every target ignored: 0 / 0 = nan, as PyTorch
+        # an ignored row is 0 by choice, not by multiplying: its stand-in class 0
+        # may hold a masked -inf, and -inf * 0 would be nan (PyTorch: 0)
+        losses = -(xp.where(valid, x2[rows, safe], 0.0) * picked_weight)
+        coef = -picked_weight
+        if reduction == "none":
+            loss = losses.reshape(t.shape if x.ndim > 1 else ())
+        else:
+            loss = xp.add.reduce(losses, axis=None)
+            if reduction == "mean":
+                total = xp.add.reduce(picked_weight, axis=None)
+                loss = loss / total
+                coef = xp.where(valid, coef / total, 0.0).astype(x.dtype, copy=False)
+    return make(loss, (log_probs,), nll_loss_backward, (x.shape, rows, safe, coef))
+
+
 def _weighted_class_loss(scores: Tensor, target, weight, ignore_index: int, reduction: str,
                          label_smoothing: float, op: str, log_probs: bool = False) -> Tensor:
-    """Class-index NLL with weights, ignore_index and label smoothing, composed from Tensor ops.
+    """Class-index NLL with weights, ignore_index and label smoothing.
 
     ``scores`` are logits (``log_softmax`` is applied) unless ``log_probs``.
+    Without label smoothing it is ``log_softmax`` and one ``nll_loss`` node,
+    as PyTorch records it; label smoothing is composed from Tensor ops.
     """
     if scores._data.dtype.kind not in "fc":
         raise TypeError(f"{op}: input must be floating, got dtype {scores._data.dtype}")
     rows, t, out_shape = _as_rows(scores, target, op)
+    if not label_smoothing:
+        if scores._data.ndim <= 2:  # the node on the input itself: (C,) or (N, C)
+            rows = scores
+        logp = rows if log_probs else forward_of("log_softmax")(rows, rows.ndim - 1)
+        loss = _nll(logp, t, weight, ignore_index, reduction, op)
+        return loss.reshape(out_shape) if reduction == "none" and scores._data.ndim > 2 else loss
     classes = rows.shape[1]
     logp = rows if log_probs else forward_of("log_softmax")(rows, 1)
     valid = t != ignore_index
