@@ -264,6 +264,8 @@ OP_CASES = [
     OpCase("einsum_broadcast", lambda a, b: taugrad.einsum("...ij,jk->...ki", a, b) ** 2, ((2, 1, 3), (3, 2))),
     # vectors and matrices
     OpCase("outer", lambda a, b: taugrad.outer(a, b) ** 2, ((2,), (3,))),
+    OpCase("linalg_cross", lambda a, b: taugrad.linalg.cross(a, b) ** 2, ((2, 3), (1, 3))),
+    OpCase("cross", lambda a, b: taugrad.cross(a, b, dim=0) ** 2, ((3, 2), (3, 2))),
     OpCase("diag_embed", lambda a: taugrad.diag(a, 1) @ taugrad.diag(a * a, -1), ((2,),)),
     OpCase("diag_extract", lambda a: a.diag(-1) ** 3, ((3, 3),)),
     OpCase("trace", lambda a: (a @ a).trace(), ((2, 2),)),

@@ -377,10 +377,15 @@ def cross_backward(g, out, ins, node):
     grad_a = b x g,  grad_b = g x a, each summed back to its operand's shape."""
     a, b = ins
     pa, pb = node._prev
-    xp = array_module(g)
     axis = node._ctx
-    ga = A.sum_to(xp.cross(b, g, axis=axis), a.shape) if pa.requires_grad else None
-    gb = A.sum_to(xp.cross(g, a, axis=axis), b.shape) if pb.requires_grad else None
+    if isinstance(g, Tensor):  # create_graph: the product of Tensors, itself differentiable
+        cross_of = forward_of("linalg_cross")
+        ga = A.sum_to(cross_of(b, g, dim=axis), a.shape) if pa.requires_grad else None
+        gb = A.sum_to(cross_of(g, a, dim=axis), b.shape) if pb.requires_grad else None
+        return ga, gb
+    xp = array_module(g)
+    ga = A.sum_to(xp.cross(xp.broadcast_to(b, g.shape), g, axis=axis), a.shape) if pa.requires_grad else None
+    gb = A.sum_to(xp.cross(g, xp.broadcast_to(a, g.shape), axis=axis), b.shape) if pb.requires_grad else None
     return ga, gb
 
 
