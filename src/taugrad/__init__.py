@@ -61,7 +61,7 @@ from taugrad.tensors.ops.rearrange import (
     tile, unbind,
 )
 from taugrad.tensors.ops.einsum import einsum
-from taugrad.tensors.ops.linalg import diag, norm, outer, outer as ger, trace
+from taugrad.tensors.ops.linalg import cross, diag, norm, outer, outer as ger, trace
 from taugrad.tensors.ops.compare import allclose, equal, isclose, isfinite, isinf, isnan, isneginf, isposinf
 from taugrad.tensors.ops.matmul import addmm, bmm, dot, mm, mv
 from taugrad.tensors.ops.elementwise import floor_divide, fmod, reciprocal, remainder
@@ -72,6 +72,7 @@ from taugrad.tensors.ops.rearrange import diff
 from taugrad.tensors.ops.shape import unflatten
 from taugrad.tensors.ops.elementwise import ceil, floor, neg, neg as negative, round, sign, trunc, trunc as fix
 from taugrad.tensors.core.node import is_tensor
+from taugrad.tensors.core.size import Size
 from taugrad.tensors.core.dtypes import finfo, iinfo
 from taugrad.tensors.legacy_types import (  # noqa: F401  (torch's legacy types: FloatTensor([1, 2]), isinstance)
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor,
@@ -100,6 +101,9 @@ from taugrad.tensors.ops.creation import scalar_tensor, tril_indices, triu_indic
 from taugrad.tensors.custom_function import Function, FunctionCtx
 from taugrad.tensors.out_param import add, div, matmul, mul, pow, sub  # torch.add(a, b, out=c) and friends
 from taugrad.tensors.out_param import div as divide, div as true_divide
+from taugrad.tensors.out_param import (  # the factory functions with torch's out=
+    arange, empty, eye, full, linspace, logspace, ones, rand, randint, randn, randperm, zeros,
+)
 
 # registered ops that torch also offers as top-level functions (torch.conv2d, torch.relu_, ...)
 from taugrad.tensors.ops.conv import conv1d, conv2d, conv_transpose2d
@@ -122,11 +126,14 @@ globals().update({_name: _forward_of(_name) for _name in _INPLACE_FUNCTIONS})
 # libraries on top of the engines
 from taugrad import autograd, data, datasets, func, functional, nn, optim, utils
 from taugrad import linalg  # torch.linalg's norms
-from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
-from taugrad import multiprocessing  # torch.multiprocessing: tensors in shared memory
-from taugrad import amp, distributions  # mixed precision, probability distributions (as torch's)
+from taugrad import distributions  # probability distributions, as torch.distributions
 from taugrad import sparse  # sparse COO tensors, as torch.sparse
 from taugrad.sparse import sparse_coo_tensor, spmm
+from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
+from taugrad import multiprocessing  # torch.multiprocessing: tensors in shared memory
+from taugrad import amp, distributed  # mixed precision and process groups, as torch answers without them
+from taugrad.amp import autocast
+import taugrad.cuda.amp  # noqa: F401 - torch.cuda.amp is an attribute of torch.cuda
 from taugrad.autograd import grad  # one grad() for Tensors and Values
 from taugrad.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from taugrad.serialization import CheckpointError, load, save
@@ -144,38 +151,40 @@ __version__ = "0.1.0"
 # what ``from taugrad import *`` gives: every public function, class, dtype and library module
 # (tests/architecture/test_exports.py checks that no registered torch function or module is missing)
 __all__ = [
-    "AnomalyError", "CheckpointError", "ExpressionError", "Function", "FunctionCtx", "Generator", "GradcheckError",
-    "GraphReleasedError", "Tensor", "Value", "abs", "abs_", "accelerator", "acos", "acos_", "add", "addcdiv",
-    "addcmul", "addmm", "all", "allclose", "amax", "amin", "amp", "anomaly", "any", "arange", "arccos", "arcsin",
-    "arctan", "arctan2", "argmax", "argmin", "argsort", "argwhere", "as_tensor", "asin", "asin_", "atan", "atan2",
-    "atan_", "atleast_1d", "atleast_2d", "atleast_3d", "autograd", "avg_pool1d", "backends", "bernoulli",
-    "bfloat16", "bincount", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "bmm", "bool",
-    "broadcast_tensors", "bucketize", "cat", "cdouble", "ceil", "ceil_", "cfloat", "channels_last",
-    "channels_last_3d", "check", "chunk", "clamp", "clamp_", "clamp_max", "clamp_max_", "clamp_min", "clamp_min_",
-    "clip", "clone", "compile", "complex128", "complex64", "concatenate", "contiguous", "contiguous_format",
-    "conv1d", "conv2d", "conv_transpose2d", "cos", "cos_", "cosh", "cosh_", "count_nonzero", "cuda", "cumprod",
-    "cumsum", "data", "datasets", "debug", "default_generator", "deg2rad", "deg2rad_", "detect_anomaly", "device",
-    "diag", "diagonal", "diff", "distributed", "distributions", "div", "divide", "dot", "double", "draw_dot",
-    "dropout", "dstack", "dtype", "einsum", "empty", "empty_like", "enable_grad", "eq", "equal", "erf", "erf_",
-    "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye", "fill_", "finfo", "fix", "flatten", "flip",
-    "float", "float16", "float32", "float64", "floor", "floor_", "floor_divide", "fmod", "frac", "frac_",
-    "from_dlpack", "from_numpy", "full", "full_like", "func", "functional", "gather", "ge", "gelu", "ger",
-    "get_default_device", "get_default_dtype", "get_device", "get_rng_state", "grad", "gradcheck", "gradgradcheck",
-    "greater", "greater_equal", "group_norm", "gt", "half", "histc", "histogram", "hstack", "hypot", "iinfo",
-    "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int", "int16", "int32", "int64",
-    "int8", "is_grad_enabled", "is_inference_mode_enabled", "is_nonzero", "is_same_size", "is_signed", "is_tensor",
-    "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "layer_norm", "le", "learn", "lerp",
-    "less", "less_equal", "linalg", "linspace", "load", "log", "log10", "log10_", "log1p", "log1p_", "log2",
-    "log2_", "log_", "log_softmax", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "logspace", "logsumexp", "long", "lt", "manual_seed", "masked_fill", "masked_select", "matmul", "max",
-    "max_pool1d", "max_pool2d", "maximum", "mean", "memory_format", "meshgrid", "min", "minimum", "mm", "moveaxis",
-    "movedim", "mul", "multinomial", "multiprocessing", "mv", "nan_to_num", "nan_to_num_", "nanmean", "nansum",
-    "narrow", "ne", "neg", "neg_", "negative", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal", "numel",
-    "ones", "ones_like", "optim", "outer", "pad", "permute", "poisson", "positive", "pow", "preserve_format",
-    "prod", "promote_types", "rad2deg", "rad2deg_", "rand", "rand_like", "randint", "randint_like", "randn",
-    "randn_like", "random", "randperm", "reciprocal", "reciprocal_", "relu", "relu_", "remainder",
-    "repeat_interleave", "reshape", "roll", "round", "round_", "rsqrt", "rsqrt_", "rsub", "save", "scalar",
-    "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
+    "Size",
+    "AnomalyError", "BoolTensor", "ByteTensor", "CharTensor", "CheckpointError", "DoubleTensor", "ExpressionError",
+    "FloatTensor", "Function", "FunctionCtx", "Generator", "GradcheckError", "GraphReleasedError", "HalfTensor",
+    "IntTensor", "LongTensor", "ShortTensor", "Tensor", "Value", "abs", "abs_", "accelerator", "acos", "acos_",
+    "add", "addcdiv", "addcmul", "addmm", "all", "allclose", "amax", "amin", "amp", "anomaly", "any", "arange",
+    "arccos", "arcsin", "arctan", "arctan2", "argmax", "argmin", "argsort", "argwhere", "as_tensor", "asin",
+    "asin_", "atan", "atan2", "atan_", "atleast_1d", "atleast_2d", "atleast_3d", "autocast", "autograd",
+    "avg_pool1d", "backends", "bernoulli", "bfloat16", "bincount", "bitwise_and", "bitwise_not", "bitwise_or",
+    "bitwise_xor", "bmm", "bool", "broadcast_tensors", "bucketize", "cat", "cdouble", "ceil", "ceil_", "cfloat",
+    "channels_last", "channels_last_3d", "check", "chunk", "clamp", "clamp_", "clamp_max", "clamp_max_",
+    "clamp_min", "clamp_min_", "clip", "clone", "compile", "complex128", "complex64", "concatenate", "contiguous",
+    "contiguous_format", "conv1d", "conv2d", "conv_transpose2d", "cos", "cos_", "cosh", "cosh_", "count_nonzero",
+    "cross", "cuda", "cumprod", "cumsum", "data", "datasets", "debug", "default_generator", "deg2rad", "deg2rad_",
+    "detect_anomaly", "device", "diag", "diagonal", "diff", "distributed", "distributions", "div", "divide", "dot",
+    "double", "draw_dot", "dropout", "dstack", "dtype", "einsum", "empty", "empty_like", "enable_grad", "eq",
+    "equal", "erf", "erf_", "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye", "fill_", "finfo",
+    "fix", "flatten", "flip", "float", "float16", "float32", "float64", "floor", "floor_", "floor_divide", "fmod",
+    "frac", "frac_", "from_dlpack", "from_numpy", "full", "full_like", "func", "functional", "gather", "ge", "gelu",
+    "ger", "get_default_device", "get_default_dtype", "get_device", "get_rng_state", "grad", "gradcheck",
+    "gradgradcheck", "greater", "greater_equal", "group_norm", "gt", "half", "histc", "histogram", "hstack",
+    "hypot", "iinfo", "index_add", "index_fill", "index_select", "inference_mode", "initial_seed", "int", "int16",
+    "int32", "int64", "int8", "is_grad_enabled", "is_inference_mode_enabled", "is_nonzero", "is_same_size",
+    "is_signed", "is_tensor", "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "layer_norm",
+    "le", "learn", "lerp", "less", "less_equal", "linalg", "linspace", "load", "log", "log10", "log10_", "log1p",
+    "log1p_", "log2", "log2_", "log_", "log_softmax", "logaddexp", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "logspace", "logsumexp", "long", "lt", "manual_seed", "masked_fill", "masked_select", "matmul",
+    "max", "max_pool1d", "max_pool2d", "maximum", "mean", "memory_format", "meshgrid", "min", "minimum", "mm",
+    "moveaxis", "movedim", "mul", "multinomial", "multiprocessing", "mv", "nan_to_num", "nan_to_num_", "nanmean",
+    "nansum", "narrow", "ne", "neg", "neg_", "negative", "nn", "no_grad", "nonzero", "norm", "normal", "not_equal",
+    "numel", "ones", "ones_like", "optim", "outer", "pad", "permute", "poisson", "positive", "pow",
+    "preserve_format", "prod", "promote_types", "rad2deg", "rad2deg_", "rand", "rand_like", "randint",
+    "randint_like", "randn", "randn_like", "random", "randperm", "reciprocal", "reciprocal_", "relu", "relu_",
+    "remainder", "repeat_interleave", "reshape", "roll", "round", "round_", "rsqrt", "rsqrt_", "rsub", "save",
+    "scalar", "scalar_tensor", "scatter", "scatter_add", "searchsorted", "seed", "select", "serialization",
     "set_default_device", "set_default_dtype", "set_grad_enabled", "set_printoptions", "set_rng_state", "short",
     "sigmoid", "sigmoid_", "sign", "signbit", "sin", "sin_", "sinh", "sinh_", "softmax", "sort", "split", "sqrt",
     "sparse", "sparse_coo_tensor", "spmm",

@@ -77,7 +77,7 @@ def _class_targets(target, like, logits_shape, op: str):
     expected = (logits_shape[0],) if len(logits_shape) == 2 else ()
     if t.shape != expected:
         raise ValueError(
-            f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {t.shape}"
+            f"{op}: logits of shape {tuple(logits_shape)} need targets of shape {expected}, got {tuple(t.shape)}"
         )
     return t
 
@@ -175,7 +175,8 @@ def _by_rows(loss_fn, scores: Tensor, target, reduction: str, op: str) -> Tensor
     shape = scores.shape
     t = _target_array(target, scores._data, op)
     if t.shape != (shape[0],) + shape[2:]:
-        raise ValueError(f"{op}: an input of shape {shape} needs targets of shape {(shape[0],) + shape[2:]}, got {t.shape}")
+        raise ValueError(f"{op}: an input of shape {tuple(shape)} needs targets of shape "
+                         f"{tuple((shape[0],) + shape[2:])}, got {tuple(t.shape)}")
     rows = scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
     loss = loss_fn(rows, t.reshape(-1), reduction)
     return loss.reshape((shape[0],) + shape[2:]) if reduction == "none" else loss
@@ -312,7 +313,7 @@ def _class_weights(weight, classes: int, like, op: str):
         return array_module(like).ones(classes, dtype=dtype)
     w = _target_array(weight, like, op, "weight")
     if w.shape != (classes,):
-        raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), got {w.shape}")
+        raise ValueError(f"{op}: weight must have one entry per class, shape ({classes},), got {tuple(w.shape)}")
     return w.astype(dtype, copy=False)
 
 
@@ -332,7 +333,7 @@ def _as_rows(scores: Tensor, target, op: str):
         rows = scores if len(shape) == 2 else \
             scores.permute((0,) + tuple(range(2, len(shape))) + (1,)).reshape(-1, shape[1])
     if t.shape != expected:
-        raise ValueError(f"{op}: an input of shape {tuple(shape)} needs targets of shape {expected}, got {t.shape}")
+        raise ValueError(f"{op}: an input of shape {tuple(shape)} needs targets of shape {expected}, got {tuple(t.shape)}")
     return rows, t.reshape(-1), expected
 
 
@@ -482,7 +483,7 @@ def _target_like(target, input: Tensor, op: str) -> Tensor:
 
 def _same_shape(a: Tensor, b: Tensor, op: str) -> None:
     if a.shape != b.shape:
-        raise ValueError(f"{op}: input shape {a.shape} and target shape {b.shape} differ")
+        raise ValueError(f"{op}: input shape {tuple(a.shape)} and target shape {tuple(b.shape)} differ")
 
 
 @rule("mse_loss", reads=(0, 1), gives=NEW)
