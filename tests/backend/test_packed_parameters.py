@@ -189,7 +189,7 @@ def test_the_cpu_is_never_packed():
     model = _model().to("cpu")
     params = list(model.parameters())
     assert flat_storage.span(params, [p._data for p in params]) is None
-    assert model[0].weight._data.flags.f_contiguous  # nn.Linear's BLAS-friendly layout stays
+    assert model[0].weight._data.flags.c_contiguous  # nn.Linear's (out, in) row-major layout, as torch's, stays
 
 
 def test_a_dropped_model_takes_its_slots_with_it(fake_cuda):

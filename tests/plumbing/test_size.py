@@ -13,13 +13,13 @@ def _as_torch_text(text):
 
 @pytest.mark.parametrize("shape", [(2, 3), (), (4,), (1, 0, 5)])
 def test_shape_prints_and_behaves_as_torch_size(shape):
-    ours, theirs = taugrad.zeros(*shape).shape, torch.zeros(*shape).shape
+    ours, theirs = taugrad.zeros(shape).shape, torch.zeros(shape).shape
     assert _as_torch_text(repr(ours)) == repr(theirs)
     assert _as_torch_text(str(ours)) == str(theirs)
     assert _as_torch_text(f"{ours}") == f"{theirs}"
     assert ours == theirs == shape and isinstance(ours, tuple)
     assert ours.numel() == theirs.numel()
-    assert taugrad.zeros(*shape).size() == ours
+    assert taugrad.zeros(shape).size() == ours
 
 
 def test_slices_and_sums_stay_sizes_as_in_torch():
