@@ -103,7 +103,7 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     data = x._data
     xp = array_module(data)
     out = xp.diagonal(data, k, d1, d2)
-    if not out.flags.writeable and data.flags.writeable:
+    if type(out) is np.ndarray and not out.flags.writeable and data.flags.writeable:  # CuPy has no such flag
         out.flags.writeable = True  # NumPy hands out its diagonal read-only; PyTorch's is a view to write through
     perm = [d for d in range(ndim) if d not in (d1, d2)] + [d1, d2]
     rows, cols = _diagonal_key(xp, x.shape[d1], x.shape[d2], k)
