@@ -49,6 +49,18 @@ def _num_features(module: Module, value) -> int:
     return int(value)
 
 
+def _running_buffers(module: Module, tracked: bool, num_features: int, dtype: Any) -> None:
+    """``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked`` (int64 0), or three None
+    buffers when statistics are not tracked, as torch registers them."""
+    if tracked:
+        module.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype=dtype)))
+        module.register_buffer("running_var", Tensor(np.ones(num_features, dtype=dtype)))
+        module.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
+    else:
+        for name in ("running_mean", "running_var", "num_batches_tracked"):
+            module.register_buffer(name, None)
+
+
 class _BatchNorm(Module):
     _input_dims: tuple = ()
 
@@ -63,14 +75,7 @@ class _BatchNorm(Module):
         self.affine = bool(affine)
         self.track_running_stats = bool(track_running_stats)
         _affine_parameters(self, self.affine, bias, self.num_features, dtype)
-        if self.track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype=dtype)))
-            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype=dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        _running_buffers(self, self.track_running_stats, self.num_features, dtype)
         place(self, dev)
 
     def reset_running_stats(self) -> None:
@@ -151,14 +156,8 @@ class _InstanceNorm(Module):
         self.affine = bool(affine)
         self.track_running_stats = bool(track_running_stats)
         _affine_parameters(self, self.affine, bias, self.num_features, dtype)
-        if self.track_running_stats:  # torch's buffers; the count is kept for state dicts, never advanced
-            self.register_buffer("running_mean", Tensor(np.zeros(self.num_features, dtype=dtype)))
-            self.register_buffer("running_var", Tensor(np.ones(self.num_features, dtype=dtype)))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, dtype=np.int64)))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
+        # torch's buffers; instance norm keeps the count for state dicts and never advances it
+        _running_buffers(self, self.track_running_stats, self.num_features, dtype)
         place(self, dev)
 
     def forward(self, x: Any) -> Tensor:
