@@ -194,6 +194,8 @@ class Optimizer:
             plain = unwrap_state(state)
             self._update(array, grad, plain, hyper)
             wrap_state(state, plain)
+            if not state:  # a rule that keeps nothing (plain SGD) leaves no entry, as torch's
+                del self.state[p]
             if isinstance(p, Tensor):
                 bump_version(p)  # a graph recorded before the step can no longer be backpropagated
 
