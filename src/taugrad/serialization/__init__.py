@@ -193,20 +193,18 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     place = _placer(map_location)
     if hasattr(path, "read"):  # an open binary file or io.BytesIO: read whole, then as a file would be
         where = f"cannot load checkpoint from {type(path).__name__}"
-        source = io.BytesIO(path.read())
-        torch_file = _read_torch_file(source, where)
-        if torch_file is not _NOT_TORCH:
-            return torch_file if map_location is None else _place_all(torch_file, place)
-        return read_npz(source, place, where)
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"cannot load checkpoint: {path!r} is a directory")
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"cannot load checkpoint: no file at {path!r}")
-    torch_file = _read_torch_file(path, f"cannot load checkpoint {path!r}")
+        source: Any = io.BytesIO(path.read())
+    else:
+        source = os.fspath(path)
+        where = f"cannot load checkpoint {source!r}"
+        if os.path.isdir(source):
+            raise IsADirectoryError(f"cannot load checkpoint: {source!r} is a directory")
+        if not os.path.exists(source):
+            raise FileNotFoundError(f"cannot load checkpoint: no file at {source!r}")
+    torch_file = _read_torch_file(source, where)
     if torch_file is not _NOT_TORCH:
         return torch_file if map_location is None else _place_all(torch_file, place)
-    return read_npz(path, place)
+    return read_npz(source, place, where)
 
 
 def _to(t: Tensor, dev) -> Tensor:
