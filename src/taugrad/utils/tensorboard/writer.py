@@ -43,6 +43,11 @@ def _scalar(value: Any, tag: str) -> float:
     return float(array.reshape(()))
 
 
+def _simple_summary(tag: str, number: float) -> summary_pb2.Summary:
+    """A summary of one number under ``tag`` (TensorBoard's ``simple_value`` scalar)."""
+    return summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, simple_value=number)])
+
+
 def _tensorflow_bins() -> np.ndarray:
     """TensorFlow's default histogram edges: +-1e-12 growing by 10% to 1e20, and 0 between them."""
     positive = 1e-12 * 1.1 ** np.arange(int(np.ceil(np.log(1e32) / np.log(1.1))))
@@ -106,18 +111,16 @@ class SummaryWriter:
             else:
                 tensor = TensorProto(dtype="DT_FLOAT", float_val=[number], tensor_shape=TensorShapeProto())
             value = summary_pb2.Summary.Value(tag=tag, tensor=tensor, metadata=meta)
+            self._emit(summary_pb2.Summary(value=[value]), global_step, walltime)
         else:
-            value = summary_pb2.Summary.Value(tag=tag, simple_value=number)
-        self._emit(summary_pb2.Summary(value=[value]), global_step, walltime)
+            self._emit(_simple_summary(tag, number), global_step, walltime)
 
     def add_scalars(self, main_tag: str, tag_scalar_dict: Dict[str, Any], global_step: Optional[int] = None,
                     walltime: Optional[float] = None) -> None:
         """Several curves on one chart: each key is written to ``<log_dir>/<main_tag>_<key>`` under ``main_tag``."""
         for key, value in tag_scalar_dict.items():
             folder = os.path.join(self.log_dir, main_tag.replace("/", "_") + "_" + key)
-            summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=main_tag,
-                                                                           simple_value=_scalar(value, key))])
-            self._emit(summary, global_step, walltime, log_dir=folder)
+            self._emit(_simple_summary(main_tag, _scalar(value, key)), global_step, walltime, log_dir=folder)
 
     def add_histogram(self, tag: str, values: Any, global_step: Optional[int] = None, bins: Any = "tensorflow",
                       walltime: Optional[float] = None, max_bins: Optional[int] = None) -> None:
@@ -191,9 +194,7 @@ class SummaryWriter:
         pb = summary_v2.hparams_pb(hparams)
         self._file(folder).add_event(event_pb2.Event(summary=pb, wall_time=time.time()))
         for key, value in metric_dict.items():
-            self._emit(summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=key,
-                                                                           simple_value=_scalar(value, key))]),
-                       global_step, None, log_dir=folder)
+            self._emit(_simple_summary(key, _scalar(value, key)), global_step, None, log_dir=folder)
 
     def flush(self) -> None:
         for writer in [self._writer, *self._children.values()]:
