@@ -3,8 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Optional
 
-from taugrad.optim.optimizer import Optimizer, array_of, check_number
-from taugrad.optim.state import wrap_state
+from taugrad.optim.optimizer import Optimizer, check_number
 from taugrad.tensors.core.backend import array_module
 
 __all__ = ["Adagrad"]
@@ -40,12 +39,6 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-        # torch fills every parameter's state here, not at its first step: the state dict lists them from the start
-        for group in self.param_groups:
-            for p in group["params"]:
-                array = array_of(p)
-                plain = {"step": 0, "sum": array_module(array).full_like(array, group["initial_accumulator_value"])}
-                wrap_state(self.state[p], plain)
 
     def _check_hyperparameters(self, group: Dict[str, Any]) -> None:
         check_number("learning rate", group["lr"])

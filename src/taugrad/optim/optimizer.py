@@ -185,19 +185,19 @@ class Optimizer:
         hyper = _plain_hyperparameters(group)
         arrays = [array_of(p) for p in params]
         grads = [grad_array(p) for p in params]
-        if step_packed(self, hyper, arrays, grads):
-            return
-        for p, array, grad in zip(params, arrays, grads):
-            if grad is None:
-                continue
-            state = self.state[p]
-            plain = unwrap_state(state)
-            self._update(array, grad, plain, hyper)
-            wrap_state(state, plain)
-            if not state:  # a rule that keeps nothing (plain SGD) leaves no entry, as torch's
+        if not step_packed(self, hyper, arrays, grads):
+            for p, array, grad in zip(params, arrays, grads):
+                if grad is None:
+                    continue
+                state = self.state[p]
+                plain = unwrap_state(state)
+                self._update(array, grad, plain, hyper)
+                wrap_state(state, plain)
+                if isinstance(p, Tensor):
+                    bump_version(p)  # a graph recorded before the step can no longer be backpropagated
+        for p in params:  # a rule that keeps nothing (plain SGD) leaves no entry, as torch's, packed or not
+            if p in self.state and not self.state[p]:
                 del self.state[p]
-            if isinstance(p, Tensor):
-                bump_version(p)  # a graph recorded before the step can no longer be backpropagated
 
     def _update(self, param: Any, grad: Any, state: Dict[str, Any], group: Dict[str, Any]) -> None:
         """Update the array ``param`` in place from ``grad`` (same backend; state made with their module)."""
