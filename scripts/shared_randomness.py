@@ -1,0 +1,359 @@
+"""The shim that ``compare_with_torch.py`` installs in each of its two runs, so that both draw the same randomness.
+
+A program run twice, once on PyTorch and once on taugrad, can only print the
+same numbers if every random value it sees is the same in both runs.  The two
+engines have different random generators, so the shim replaces them, in
+both runs alike, with what is described here; everything else (every op the
+program computes, every module, optimizer and loss) is the engine's own.
+
+Shared, from one NumPy stream (``numpy.random.Generator(PCG64(seed))``),
+drawn in the order the program asks for them:
+
+* the random functions the program itself calls: ``torch.rand``, ``randn``,
+  ``randint``, ``randperm``, ``rand_like``, ``randn_like``, ``randint_like``,
+  ``multinomial``, ``bernoulli``, ``normal``, and the in-place
+  ``Tensor.uniform_``, ``normal_``, ``bernoulli_``, ``exponential_``;
+  ``torch.manual_seed(s)`` from the program reseeds the stream with ``s``.
+  ("The program itself" is any caller outside the engine: a call made inside
+  ``torch``/``taugrad``/``torchvision`` keeps the engine's own generator, because
+  the engines draw different amounts internally and the stream would go out
+  of step.)  Explicit ``generator=`` arguments are ignored: one stream serves
+  all generators, which is the same in both runs since the program is.
+* data order: ``RandomSampler`` (with replacement, 32 indices at a time, as
+  torch draws them; without, one permutation per pass) and
+  ``SubsetRandomSampler``, so ``DataLoader(shuffle=True)`` and the endless
+  ``RandomSampler(replacement=True, num_samples=int(1e10))`` loader agree.
+* dropout masks: ``nn.Dropout`` and ``F.dropout`` (a program's call) keep an
+  element where a uniform draw is ``>= p`` and scale it by ``1 / (1 - p)``;
+  ``F.scaled_dot_product_attention`` with ``dropout_p > 0`` is computed as
+  ``dropout(softmax(q k^T * scale + mask)) v`` from the engine's ops with that mask.
+* samples of ``distributions.Categorical`` (by inverting the cumulative
+  probabilities, as ``multinomial`` is).
+
+Parameters: a module's built-in initialisation (``nn.Linear``'s
+Kaiming-uniform, ``nn.Embedding``'s normal...) is drawn inside the engine, so
+the PyTorch run records each parameter's values the first time it is used
+(the first call of a module holding it, or the construction of an optimizer
+given it, whichever comes first), and the taugrad run loads those values into
+its parameters at the same moment, matched by order and checked by shape.
+Values the program sets itself before then are the same in both runs anyway.
+
+Compared by contract, not shared (a run that depends on these prints
+different numbers, and the comparison says so): dropout inside library
+layers (``nn.LSTM(dropout=)``, ``nn.MultiheadAttention``, ``nn.Dropout2d``),
+draws made by library code (``random_split``, torchvision's random
+transforms), the order several processes interleave in, and NumPy's or
+Python's own ``random`` (the same in both runs without any help).
+
+Run as ``python compare_with_torch.py --child ENGINE SYNC_DIR SEED PROGRAM.py [args...]``;
+nothing here is meant to be called by hand.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Callable, Dict, List, Sequence
+
+import numpy as np
+
+#: callers inside these packages keep the engine's own generator (see the module docstring)
+LIBRARIES = ("torch", "taugrad", "torchvision", __name__)
+
+
+def _from_program(depth: int = 2) -> bool:
+    """Whether the function ``depth - 1`` frames up was called by the program rather than by an engine."""
+    name = sys._getframe(depth).f_globals.get("__name__", "") or ""
+    return not any(name == lib or name.startswith(lib + ".") for lib in LIBRARIES)
+
+
+def _shape(args: Sequence[Any], kwargs: Dict[str, Any]) -> tuple:
+    """The size of ``rand(2, 3)``, ``rand((2, 3))`` or ``rand(size=(2, 3))``."""
+    if "size" in kwargs:
+        size = kwargs.pop("size")
+    elif len(args) == 1 and isinstance(args[0], (tuple, list)):
+        size = args[0]
+    else:
+        size = args
+    return tuple(int(s) for s in size)
+
+
+def _inverse_cdf(weights: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """For each row of ``weights`` (R, K) and uniforms ``u`` (R,), the category whose cumulative share holds u."""
+    cum = np.cumsum(weights, axis=-1)
+    picks = np.array([np.searchsorted(c, x * c[-1], side="right") for c, x in zip(cum, u)], dtype=np.int64)
+    return np.minimum(picks, weights.shape[-1] - 1)
+
+
+class SharedRandomness:
+    """Installs the shared draws and the parameter hand-over into one engine module (``torch`` or ``taugrad``)."""
+
+    def __init__(self, engine: Any, role: str, folder: str, seed: int) -> None:
+        self.tg = engine
+        self.role = role  # "record" in the PyTorch run, "load" in the taugrad run
+        self.folder = folder
+        self.rng = np.random.Generator(np.random.PCG64(seed))
+        self.synced: Dict[int, Any] = {}   # parameters handed over, by id (kept alive so ids stay unique)
+        self.called: Dict[int, Any] = {}   # modules whose first call has been seen
+        self.events = 0
+
+    # -- building tensors from NumPy ------------------------------------------------------------------------------
+
+    def tensor(self, values: np.ndarray, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Any:
+        t = self.tg.from_numpy(np.ascontiguousarray(values))
+        if dtype is not None:
+            t = t.to(dtype)
+        if device is not None:
+            t = t.to(device)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+    def floats(self, values: np.ndarray, kwargs: Dict[str, Any]) -> Any:
+        dtype = kwargs.get("dtype") or self.tg.get_default_dtype()
+        return self.tensor(values, dtype, kwargs.get("device"), bool(kwargs.get("requires_grad", False)))
+
+    def ints(self, values: np.ndarray, kwargs: Dict[str, Any]) -> Any:
+        dtype = kwargs.get("dtype") or self.tg.int64
+        return self.tensor(values.astype(np.int64), dtype, kwargs.get("device"),
+                           bool(kwargs.get("requires_grad", False)))
+
+    @staticmethod
+    def numpy(t: Any) -> np.ndarray:
+        return t.detach().cpu().numpy().astype(np.float64) if hasattr(t, "detach") else np.asarray(t, np.float64)
+
+    # -- the draws ---------------------------------------------------------------------------------------------------
+
+    def rand(self, *args, **kwargs):
+        return self.floats(self.rng.random(_shape(args, kwargs)), kwargs)
+
+    def randn(self, *args, **kwargs):
+        return self.floats(self.rng.standard_normal(_shape(args, kwargs)), kwargs)
+
+    def randint(self, *args, **kwargs):
+        pos = list(args)
+        size = kwargs.pop("size") if "size" in kwargs else pos.pop()
+        if "high" in kwargs:
+            high = kwargs.pop("high")
+            low = kwargs.pop("low", pos[0] if pos else 0)
+        elif len(pos) == 2:
+            low, high = pos
+        else:
+            low, high = kwargs.pop("low", 0), pos[0]
+        return self.ints(self.rng.integers(int(low), int(high), size=tuple(int(s) for s in size)), kwargs)
+
+    def randperm(self, n, **kwargs):
+        return self.ints(self.rng.permutation(int(n)), kwargs)
+
+    def rand_like(self, t, **kwargs):
+        kwargs.setdefault("dtype", t.dtype)
+        return self.floats(self.rng.random(tuple(t.shape)), kwargs)
+
+    def randn_like(self, t, **kwargs):
+        kwargs.setdefault("dtype", t.dtype)
+        return self.floats(self.rng.standard_normal(tuple(t.shape)), kwargs)
+
+    def randint_like(self, t, low, high=None, **kwargs):
+        low, high = (0, low) if high is None else (low, high)
+        kwargs.setdefault("dtype", t.dtype)
+        return self.ints(self.rng.integers(int(low), int(high), size=tuple(t.shape)), kwargs)
+
+    def multinomial(self, input, num_samples, replacement=False, **kwargs):
+        weights = self.numpy(input)
+        rows = weights.reshape(-1, weights.shape[-1]).copy()
+        u = self.rng.random((rows.shape[0], int(num_samples)))
+        out = np.empty(u.shape, dtype=np.int64)
+        for s in range(out.shape[1]):
+            out[:, s] = _inverse_cdf(rows, u[:, s])
+            if not replacement:
+                rows[np.arange(rows.shape[0]), out[:, s]] = 0.0
+        shape = weights.shape[:-1] + (int(num_samples),)
+        return self.ints(out.reshape(shape), {"device": getattr(input, "device", None)})
+
+    def bernoulli(self, input, p=None, **kwargs):
+        probs = self.numpy(input) if p is None else np.broadcast_to(self.numpy(p), tuple(input.shape))
+        return self.tensor(self.rng.random(probs.shape) < probs, input.dtype)
+
+    def normal(self, mean=0.0, std=1.0, size=None, **kwargs):
+        m, s = self.numpy(mean), self.numpy(std)
+        shape = tuple(int(d) for d in size) if size is not None else np.broadcast_shapes(m.shape, s.shape)
+        dtype = kwargs.get("dtype") or next((t.dtype for t in (mean, std) if hasattr(t, "dtype")), None)
+        return self.floats(m + s * self.rng.standard_normal(shape), dict(kwargs, dtype=dtype))
+
+    def fill(self, t, values: np.ndarray):
+        t.copy_(self.tensor(values, t.dtype, t.device))
+        return t
+
+    def uniform_(self, t, *args, **kwargs):
+        low = args[0] if args else kwargs.get("from", kwargs.get("a", 0.0))
+        high = args[1] if len(args) > 1 else kwargs.get("to", kwargs.get("b", 1.0))
+        return self.fill(t, low + (high - low) * self.rng.random(tuple(t.shape)))
+
+    def normal_(self, t, mean=0.0, std=1.0, **kwargs):
+        return self.fill(t, mean + std * self.rng.standard_normal(tuple(t.shape)))
+
+    def bernoulli_(self, t, p=0.5, **kwargs):
+        return self.fill(t, self.rng.random(tuple(t.shape)) < self.numpy(p))
+
+    def exponential_(self, t, lambd=1.0, **kwargs):
+        return self.fill(t, -np.log1p(-self.rng.random(tuple(t.shape))) / lambd)
+
+    def dropout(self, input, p=0.5, training=True, inplace=False):
+        if not training or p == 0.0:
+            return input
+        keep = self.rng.random(tuple(input.shape)) >= p
+        scale = np.zeros(keep.shape) if p >= 1.0 else keep / (1.0 - p)
+        mask = self.tensor(scale, input.dtype, input.device)
+        return input.mul_(mask) if inplace else input * mask
+
+    def attention(self, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+        scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+        scores = (query @ key.transpose(-2, -1)) * scale
+        if is_causal:
+            allowed = self.tg.ones(query.shape[-2], key.shape[-2], dtype=self.tg.bool).tril()
+            scores = scores.masked_fill(allowed.logical_not(), float("-inf"))
+        if attn_mask is not None:
+            if attn_mask.dtype == self.tg.bool:
+                scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
+            else:
+                scores = scores + attn_mask
+        return self.dropout(scores.softmax(dim=-1), dropout_p) @ value
+
+    def categorical(self, dist, sample_shape=()):
+        probs = self.numpy(dist.probs)
+        rows = probs.reshape(-1, probs.shape[-1])
+        n = int(np.prod(tuple(sample_shape), dtype=np.int64))
+        u = self.rng.random((n, rows.shape[0]))
+        picks = np.stack([_inverse_cdf(rows, u[i]) for i in range(n)])
+        return self.ints(picks.reshape(tuple(sample_shape) + probs.shape[:-1]), {})
+
+    def sample_indices(self, sampler):
+        n, total = len(sampler.data_source), sampler.num_samples
+        if sampler.replacement:
+            for start in range(0, total, 32):
+                yield from self.rng.integers(0, n, size=min(32, total - start)).tolist()
+        else:
+            for start in range(0, total, max(n, 1)):
+                yield from self.rng.permutation(n)[: total - start].tolist()
+
+    def subset_indices(self, sampler):
+        for i in self.rng.permutation(len(sampler.indices)).tolist():
+            yield sampler.indices[i]
+
+    # -- parameters: recorded by the PyTorch run, loaded by the taugrad run ----------------------------------------
+
+    def hand_over(self, params, where: str) -> None:
+        fresh: List[Any] = []
+        for p in params:
+            if id(p) not in self.synced:
+                self.synced[id(p)] = p
+                fresh.append(p)
+        if not fresh:
+            return
+        path = os.path.join(self.folder, f"parameters_{self.events:04d}.npz")
+        self.events += 1
+        if self.role == "record":
+            np.savez(path, *[p.detach().cpu().numpy() for p in fresh])
+            return
+        if not os.path.exists(path):
+            raise RuntimeError(f"compare_with_torch: at {where}, taugrad has parameters the PyTorch run never used "
+                               f"({len(fresh)} of shapes {[tuple(p.shape) for p in fresh]})")
+        with np.load(path) as saved:
+            arrays = [saved[f"arr_{i}"] for i in range(len(saved.files))]
+        ours, theirs = [tuple(p.shape) for p in fresh], [a.shape for a in arrays]
+        if ours != theirs:
+            raise RuntimeError(f"compare_with_torch: at {where}, PyTorch's parameters have shapes {theirs} "
+                               f"and taugrad's {ours}")
+        with self.tg.no_grad():
+            for p, a in zip(fresh, arrays):
+                p.copy_(self.tensor(a, p.dtype, p.device))
+
+    # -- installing ------------------------------------------------------------------------------------------------
+
+    def install(self) -> None:
+        tg = self.tg
+        for name in ("rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like",
+                     "multinomial", "bernoulli", "normal"):
+            setattr(tg, name, self._for_program(getattr(tg, name), getattr(self, name)))
+        for name in ("uniform_", "normal_", "bernoulli_", "exponential_"):
+            setattr(tg.Tensor, name, self._for_program(getattr(tg.Tensor, name), getattr(self, name)))
+        seed = tg.manual_seed
+
+        def manual_seed(s):
+            if _from_program():
+                self.rng = np.random.Generator(np.random.PCG64(int(s)))
+            return seed(s)
+        tg.manual_seed = manual_seed
+
+        functional = tg.nn.functional
+        functional.dropout = self._for_program(functional.dropout, self.dropout)
+        tg.nn.Dropout.forward = lambda module, x: self.dropout(x, module.p, module.training, module.inplace)
+        sdpa = functional.scaled_dot_product_attention
+
+        def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kwargs):
+            if dropout_p > 0.0 and _from_program():
+                return self.attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
+            return sdpa(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p, is_causal=is_causal,
+                        scale=scale, **kwargs)
+        functional.scaled_dot_product_attention = attention
+        tg.distributions.Categorical.sample = self._for_program(tg.distributions.Categorical.sample,
+                                                                self.categorical)
+        tg.utils.data.RandomSampler.__iter__ = lambda sampler: self.sample_indices(sampler)
+        tg.utils.data.SubsetRandomSampler.__iter__ = lambda sampler: self.subset_indices(sampler)
+
+        call = tg.nn.Module.__call__
+
+        def first_call(module, *args, **kwargs):
+            if id(module) not in self.called:
+                self.called[id(module)] = module
+                self.hand_over(module.parameters(), f"the first call of a {type(module).__name__}")
+            return call(module, *args, **kwargs)
+        tg.nn.Module.__call__ = first_call
+        construct = tg.optim.Optimizer.__init__
+
+        def optimizer_init(optimizer, *args, **kwargs):
+            construct(optimizer, *args, **kwargs)
+            self.hand_over([p for group in optimizer.param_groups for p in group["params"]],
+                           f"the construction of a {type(optimizer).__name__}")
+        tg.optim.Optimizer.__init__ = optimizer_init
+
+    @staticmethod
+    def _for_program(engine_own: Callable, shared: Callable) -> Callable:
+        """``shared`` when the program calls, ``engine_own`` when the engine itself does."""
+        def draw(*args, **kwargs):
+            if _from_program():
+                return shared(*args, **kwargs)
+            return engine_own(*args, **kwargs)
+        draw.__name__ = getattr(engine_own, "__name__", "draw")
+        draw.__doc__ = getattr(engine_own, "__doc__", None)
+        return draw
+
+
+def run(engine: str, folder: str, seed: int, program: str, args: Sequence[str]) -> int:
+    """Run ``program`` as ``python program.py args`` would (``taugrad run`` for taugrad), the shim installed."""
+    import runpy
+    if engine == "torch":
+        import torch
+        import torch.distributions
+        import torch.nn.functional
+        import torch.optim
+        import torch.utils.data
+        SharedRandomness(torch, "record", folder, seed).install()
+        sys.argv = [program, *args]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+        try:
+            runpy.run_path(program, run_name="__main__")
+        except SystemExit as exit_:
+            if exit_.code is None or isinstance(exit_.code, int):
+                return exit_.code or 0
+            print(exit_.code, file=sys.stderr)
+            return 1
+        return 0
+    import taugrad
+    import taugrad.distributions
+    import taugrad.nn.functional
+    import taugrad.optim
+    import taugrad.utils.data
+    from taugrad.run import main
+    SharedRandomness(taugrad, "load", folder, seed).install()
+    return main([program, *args])

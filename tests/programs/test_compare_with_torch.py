@@ -1,0 +1,98 @@
+"""scripts/compare_with_torch.py: one program run on PyTorch and on taugrad with shared randomness, outputs compared.
+
+The programs are written here in the idioms of nanoGPT, makemore and
+pytorch/examples mnist (tests/programs/compare_scripts/); each run starts two
+Python processes, so the scripts are a few training steps long.
+"""
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+HARNESS = ROOT / "scripts" / "compare_with_torch.py"
+SCRIPTS = Path(__file__).parent / "compare_scripts"
+
+spec = importlib.util.spec_from_file_location("compare_with_torch", HARNESS)
+harness = importlib.util.module_from_spec(spec)
+sys.modules.setdefault(spec.name, harness)  # its dataclasses look their module up by name
+spec.loader.exec_module(harness)
+
+
+def _compare(*args):
+    return subprocess.run([sys.executable, str(HARNESS), *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=SCRIPTS)
+
+
+# -- reading the outputs ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("line, numbers", [
+    ("iter 10: loss 2.1234, time 15.32ms, mfu 3.21%", [10, 2.1234]),  # nanoGPT
+    ("iter_dt 12.34ms; iter 100: train loss 2.51234", [100, 2.51234]),  # minGPT
+    ("step 7 | loss 2.4316 | step time 41.27ms", [7, 2.4316]),  # makemore
+    ("| epoch   1 |   200/ 2983 batches | lr 20.00 | ms/batch 12.34 | loss  7.63 | ppl  2000.00",
+     [1, 200, 2983, 20.0, 7.63, 2000.0]),  # word_language_model
+    ("| end of epoch   1 | time:  5.41s | valid loss  6.94 | valid ppl  1032.78", [1, 6.94, 1032.78]),
+    ("epoch 3 took 2 s, 8.5 it/s, 300 tokens/s, elapsed 3.1", [3]),
+    ("3 steps, 2 samples, gpt2 n_layer=4 lr=1e-3 loss -0.5.", [3, 2, 4, 1e-3, -0.5]),
+    ("Test set: Average loss: 0.2345, Accuracy: 9012/10000 (90%)", [0.2345, 9012, 10000, 90]),
+    ("tensor([nan, inf, -inf, 1.5000e+00])", [float("nan"), float("inf"), float("-inf"), 1.5]),
+])
+def test_numbers_are_read_and_timings_left_out(line, numbers):
+    got = harness.numbers_in(line)
+    assert len(got) == len(numbers)
+    assert all(a == b or (a != a and b != b) for a, b in zip(got, numbers)), got
+
+
+def test_timings_count_and_leave_the_text_marked():
+    text, numbers, timings = harness.split_line("iter 3: loss 4.1, time 15.32ms, mfu -100.00%")
+    assert (text, [n.value for n in numbers], timings) == ("iter #: loss #, time <time>ms, mfu <time>%", [3, 4.1], 2)
+
+
+def test_tolerance_is_relative_plus_one_printed_digit():
+    # 2.4316 and 2.4317 may be the same value rounded either way: one unit of the last digit is allowed
+    assert harness.compare_outputs("loss 2.4316\n", "loss 2.4317\n", rtol=0.0).same
+    assert not harness.compare_outputs("loss 2.4316\n", "loss 2.4318\n", rtol=0.0).same
+    assert harness.compare_outputs("loss 2.431612\n", "loss 2.431800\n", rtol=1e-4).same
+    assert not harness.compare_outputs("loss 2.431612\n", "loss 2.432100\n", rtol=1e-4).same
+    assert not harness.compare_outputs("correct 9012\n", "correct 9013\n", rtol=1e-6).same  # integers are exact
+
+
+def test_text_and_line_counts_must_match():
+    different_text = harness.compare_outputs("torch 1.5\n", "taugrad 1.5\n")
+    assert [d[3] for d in different_text.differences] == ["the text differs"]
+    fewer_lines = harness.compare_outputs("a 1\nb 2\n", "a 1\n")
+    assert [d[3] for d in fewer_lines.differences] == ["the outputs have different numbers of lines"]
+    same = harness.compare_outputs("a 1, time 3ms\nnan\n", "a 1, time 9ms\nnan\n")
+    assert (same.same, same.values, same.timings) == (True, 2, 1)
+
+
+# -- whole programs -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("script, lines", [
+    ("char_model.py", 9),     # torch.randint batches, nn.Dropout, F.dropout, attention dropout, multinomial
+    ("makemore_loop.py", 12),  # randperm split, RandomSampler(replacement=True), DataLoader(shuffle=True)
+    ("mnist_loop.py", 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout, Adadelta, StepLR
+])
+def test_programs_in_the_idioms_print_torchs_numbers(script, lines):
+    out = _compare(script)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("same numbers: ")
+    assert f" values on {lines} lines agree to rtol 0.0001" in out.stdout
+
+
+def test_a_number_that_depends_on_the_engine_is_reported():
+    out = _compare("engine_dependent.py", "number")
+    assert out.returncode == 1
+    assert out.stdout.startswith("DIFFERENT: 3 of 3 lines")
+    assert "line 1: numbers differ: " in out.stdout
+
+
+def test_parameters_the_engines_shape_differently_stop_the_run_with_one_line():
+    out = _compare("engine_dependent.py", "shape")
+    assert out.returncode == 1
+    assert out.stdout.startswith("taugrad run failed (exit 1):")
+    assert ("compare_with_torch: at the first call of a Linear, PyTorch's parameters have shapes [(5, 3), (5,)] "
+            "and taugrad's [(7, 3), (7,)]") in out.stdout
