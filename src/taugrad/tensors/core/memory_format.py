@@ -30,3 +30,22 @@ preserve_format = memory_format("preserve_format")
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+
+
+def dense_order(shape, strides, itemsize: int = 1):
+    """The axes of a dense array from the outermost in memory to the innermost, or None if it has gaps.
+
+    A layout made by permuting the axes of a row-major array (a transpose, a
+    channels-last or batch-last image) is dense: sorted by stride, each axis
+    steps over exactly the axes inside it.  Size-1 axes step over nothing, so
+    they may sit anywhere.  ``strides`` in the unit of ``itemsize`` (NumPy's bytes, or elements with 1).
+    """
+    order = sorted(range(len(shape)), key=lambda i: (-strides[i], i))
+    step = itemsize
+    for axis in reversed(order):
+        if shape[axis] == 1:
+            continue
+        if strides[axis] != step:
+            return None
+        step *= shape[axis]
+    return tuple(order)

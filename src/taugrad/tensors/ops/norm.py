@@ -26,8 +26,9 @@ import numpy as np
 
 from taugrad.tensors.core.backend import device_of, move_like
 from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.memory_format import dense_order
 from taugrad.tensors.core.node import Tensor, array_module, bump_version, constant, make
-from taugrad.tensors.core.rule import NEW, forward_of, register, rule, shown_as
+from taugrad.tensors.core.rule import NEW, forward_of, overwriting, register, rule, shown_as
 
 
 def _floating_input(x, op: str, min_dims: int) -> Tensor:
@@ -64,6 +65,16 @@ def batch_norm_backward(g, out, ins, node):
     (the mean and the variance depend on x: the two subtracted terms).  With
     ``create_graph`` the same formula is recorded from the inputs as ops.
     """
+    return _batch_norm_grads(g, ins, node, None)
+
+
+@overwriting(batch_norm_backward)
+def batch_norm_backward_in_place(g, out, ins, node):
+    """The same rule for a ``g`` the backward pass owns: dL/dx is written over it."""
+    return _batch_norm_grads(g, ins, node, g)
+
+
+def _batch_norm_grads(g, ins, node, into):
     dims, eps, has_w, has_b, saved = node._ctx
     prev = node._prev
     x = ins[0]
@@ -82,17 +93,29 @@ def batch_norm_backward(g, out, ins, node):
         if prev[0].requires_grad:
             grad_x = (g - g_sum * (1.0 / count) - xhat * (gx_sum * (1.0 / count))) * scale
     else:
-        xhat, inv = saved  # (M, C) channel rows, (C,)
-        count = xhat.shape[0]
-        g_rows = _rows(g)
-        g_sum = g_rows.sum(axis=0)
-        gx_sum = (g_rows * xhat).sum(axis=0)
+        mean, inv = saved  # (C,) arrays of x's dtype
+        xp = array_module(x)
+        xb, order = channel_blocks(x)
+        if not g.transpose(order).flags.c_contiguous:  # G in another layout than x: a copy of ours in x's
+            g = into = from_blocks(channel_blocks(g, order)[0], x.shape, order)
+        gb = channel_blocks(g, order)[0]
+        count = xb.shape[0] * xb.shape[2]
+        centred = xp.subtract(xb, mean[:, None])
+        g_sum = _channel_sum(gb)
+        gx_sum = _channel_dot(gb, centred) * inv  # sum(G xhat)
         if prev[0].requires_grad:
-            rows = xhat * (gx_sum * (1.0 / count))
-            rows += g_sum * (1.0 / count)
-            rows = g_rows - rows
-            rows *= inv if w is None else inv * w
-            grad_x = _from_rows(rows, x.shape)
+            scale = inv if w is None else inv * w
+            # G scale - (x - mean) scale inv sum(G xhat) / M - scale sum(G) / M, summed in a buffer of ours
+            centred *= (-(scale * inv * gx_sum) / count)[:, None]
+            centred += (-(scale * g_sum) / count)[:, None]
+            if into is None:
+                centred += gb * scale[:, None]
+                grad = centred
+            else:
+                gb *= scale[:, None]
+                gb += centred
+                grad = g  # written over in place: the array itself, in its own layout
+            grad_x = grad if grad is g else from_blocks(grad, x.shape, order)
     grads = [grad_x]
     if has_w:
         grads.append(gx_sum.reshape(channels) if prev[1].requires_grad else None)
@@ -101,46 +124,77 @@ def batch_norm_backward(g, out, ins, node):
     return tuple(grads)
 
 
-def _channels_last(ndim: int) -> tuple:
-    return (0,) + tuple(range(2, ndim)) + (1,)
+def channel_blocks(a, order=None):
+    """``(blocks, order)``: ``a`` (N, C, ...) as an (A, C, B) array of its memory, and that memory's axis order.
+
+    Whatever the layout -- row-major (A = N, B = H*W), channels-last
+    (A = N*H*W, B = 1) or a convolution's batch-last (H, C, W, N) memory
+    (A = H, B = W*N) -- the values of one channel are the rows ``[:, c, :]``
+    of one view, so per-channel sums and broadcasts run over the memory as
+    it lies, and results made in blocks are handed back in the same layout
+    (:func:`from_blocks`): no layer boundary copies.  ``order`` (another
+    array's) asks for that layout instead; a tensor not laid out so, or not
+    dense, is copied into it.
+    """
+    if order is None:
+        order = dense_order(a.shape, a.strides, a.itemsize) or tuple(range(a.ndim))
+    p = order.index(1)
+    inner = a.transpose(order)
+    if not inner.flags.c_contiguous:
+        inner = array_module(a).ascontiguousarray(inner)
+    return inner.reshape(math.prod(inner.shape[:p]), a.shape[1], math.prod(inner.shape[p + 1:])), order
 
 
-def _rows(a):
-    """``a`` (N, C, ...) as an (N*..., C) matrix of channel rows: free for a channels-last array, else one copy."""
-    return array_module(a).ascontiguousarray(a.transpose(_channels_last(a.ndim))).reshape(-1, a.shape[1])
+def from_blocks(blocks, shape, order):
+    """The inverse of :func:`channel_blocks`: an (N, C, ...) view of ``shape`` on (A, C, B) blocks."""
+    back = sorted(range(len(order)), key=order.__getitem__)
+    return blocks.reshape(tuple(shape[i] for i in order)).transpose(back)
 
 
-def _from_rows(rows, shape):
-    """The inverse of :func:`_rows`: an (N, C, ...) view of channel rows (channels-last memory)."""
-    order = _channels_last(len(shape))
-    return rows.reshape(tuple(shape[i] for i in order)).transpose(tuple(int(i) for i in np.argsort(order)))
+def _channel_sum(blocks):
+    """Per-channel sums of (A, C, B) blocks: pairwise along each contiguous run, then over runs in float64."""
+    part = blocks.sum(axis=2) if blocks.shape[2] > 1 else blocks[:, :, 0]
+    return part.sum(axis=0, dtype="float64").astype(blocks.dtype)
+
+
+def _channel_dot(a, b):
+    """Per-channel sums of ``a * b`` for (A, C, B) blocks, without the product's temporary."""
+    xp = array_module(a)
+    if a.shape[2] > 1 and hasattr(xp, "vecdot"):
+        part = xp.vecdot(a, b)
+    else:
+        part = xp.einsum("acb,acb->ac", a, b)
+    return part.sum(axis=0, dtype="float64").astype(a.dtype)
 
 
 def _batch_norm_train(x: Tensor, w, b, eps: float):
     """The batch-statistics forward as one node: ``(out, mean, biased var)`` (statistics as (C,) arrays).
 
-    It runs on (N*H*W, C) channel rows: a convolution's output is already
-    laid out so, and per-channel sums and broadcasts over rows were measured
-    several times faster than over axes (0, 2, 3); the output stays channels-last.
+    It runs on the input's memory as it lies (:func:`channel_blocks`) and
+    gives its output in the same layout: a convolution's batch-last or
+    channels-last output goes on to ReLU and the next convolution without
+    a copy.  Per channel, the mean is one sweep, the variance is the mean
+    square of the centred values (exact, not E[x^2] - E[x]^2), and the
+    centred values become the output in place: ``out = (x - mean) (inv w) + b``,
+    five passes over the memory and one new array.
     """
     data = x._data
     xp = array_module(data)
-    rows = _rows(data)
-    count = rows.shape[0]
-    mean = rows.sum(axis=0) * (1.0 / count)
-    xhat = rows - mean
-    var = (xhat * xhat).sum(axis=0) * (1.0 / count)
+    blocks, order = channel_blocks(data)
+    count = blocks.shape[0] * blocks.shape[2]
+    mean = _channel_sum(blocks) / data.dtype.type(count)
+    out = xp.subtract(blocks, mean[:, None])
+    var = _channel_dot(out, out) / data.dtype.type(count)
     inv = (1.0 / xp.sqrt(var + eps)).astype(data.dtype, copy=False)
-    xhat *= inv
-    out = xhat * w._data if w is not None else xhat.copy()
+    out *= (inv if w is None else inv * w._data)[:, None]
     parents = [x]
     if w is not None:
         parents.append(w)
     if b is not None:
-        out += b._data
+        out += b._data[:, None]
         parents.append(b)
-    result = make(_from_rows(out, data.shape), tuple(parents), batch_norm_backward,
-                  ((0,) + tuple(range(2, data.ndim)), eps, w is not None, b is not None, (xhat, inv)))
+    result = make(from_blocks(out, data.shape, order), tuple(parents), batch_norm_backward,
+                  ((0,) + tuple(range(2, data.ndim)), eps, w is not None, b is not None, (mean, inv)))
     return result, mean, var
 
 
