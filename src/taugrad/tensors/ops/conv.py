@@ -35,11 +35,18 @@ without a copy); batch-last for few channels on a larger map: the input as
 of it (the output, (OH, O, OW, N) memory, is again an (N, O, OH, OW) view
 the next layers read in place); and ``(N, C*kh*kw, L)`` with one product per
 sample and group for grouped convolutions.  The forward keeps its columns
-for the weight gradient; they are freed with the graph after ``backward()``.
+for the weight gradient (the batch-last layout keeps its padded input, kw
+times smaller, and makes the columns again); they are freed with the graph
+after ``backward()``.  The batch-last layout's padded copies and columns
+come from buffers reused across steps (``_WORKSPACES``), so a training step
+maps no fresh memory for them; its input gradient at stride 1 is itself a
+convolution (of the gradient with the flipped kernel), with no scatter-adds.
 """
 from __future__ import annotations
 
 import math
+import sys
+import threading
 
 import numpy as np
 
@@ -174,14 +181,66 @@ def _weight_rows(w):
     return w.transpose(0, 2, 3, 1).reshape(w.shape[0], -1)
 
 
+class _Workspaces:
+    """Scratch arrays a convolution asks for at the same shapes every step, handed out again once free.
+
+    A training step makes the same padded copies and column buffers each
+    time; fresh ones of a few MB are mapped from the kernel and faulted in
+    page by page every step (glibc hands large freed blocks back).  An
+    array kept here is handed out again only when nothing but this pool
+    refers to it (its reference count, which any view, graph node or caller
+    holding it raises), so a buffer still in use is never overwritten.  At
+    most ``keep`` arrays per shape, the oldest dropped first.
+    """
+
+    def __init__(self, keep: int = 4):
+        self.keep = keep
+        self._lock = threading.Lock()
+        self._arrays = {}
+        self._free = self._free_count()
+
+    @staticmethod
+    def _free_count() -> int:
+        """The reference count of a kept array nobody else holds, as :meth:`empty` sees it."""
+        probe = [object()]
+        for a in probe:
+            return sys.getrefcount(a)
+
+    def empty(self, xp, shape: tuple, dtype):
+        """An uninitialised array of ``shape``: a free kept one, else a new one kept for later."""
+        key = (id(xp), shape, dtype)
+        with self._lock:
+            kept = self._arrays.setdefault(key, [])
+            for a in kept:
+                if sys.getrefcount(a) == self._free:
+                    return a
+            a = xp.empty(shape, dtype=dtype)
+            kept.append(a)
+            if len(kept) > self.keep:
+                del kept[0]
+            return a
+
+    def clear(self) -> None:
+        with self._lock:
+            self._arrays.clear()
+
+
+#: the buffers of the batch-last layout, reused across steps
+_WORKSPACES = _Workspaces()
+
+
 def batch_last_padded(x, ph: int, pw: int):
-    """``x`` (N, C, H, W) as (H + 2 ph, C, W + 2 pw, N) memory with zero padding (a view if it already is)."""
+    """``x`` (N, C, H, W) as (H + 2 ph, C, W + 2 pw, N) memory with zero padding (a view if it already is).
+
+    A copy is made in a reused buffer (:data:`_WORKSPACES`): only the border
+    is zeroed, the interior is written over.
+    """
     xt = x.transpose(2, 1, 3, 0)
     if not ph and not pw and xt.flags.c_contiguous:
         return xt
     h, c, w, n = xt.shape
-    out = array_module(x).empty((h + 2 * ph, c, w + 2 * pw, n), dtype=x.dtype)
-    if ph or pw:  # only the border: the interior is overwritten next
+    out = _WORKSPACES.empty(array_module(x), (h + 2 * ph, c, w + 2 * pw, n), x.dtype)
+    if ph or pw:
         out[:ph] = 0
         out[ph + h:] = 0
         out[ph:ph + h, :, :pw] = 0
@@ -198,11 +257,11 @@ def batch_columns(xpad, kernel_w: int, stride_w: int, dilation_w: int, ow: int):
     ``y`` are then input rows ``y*s .. y*s + kh - 1`` of it, one contiguous
     (kh*C*kw, OW*N) block, so the kernel rows cost no copy and the buffer is
     kh times smaller than full columns (LeNet-5's first layer: 1.1 MB instead
-    of 5 MB of fresh memory each step).  One copy per kernel column, each
-    moving runs of OW*N contiguous values.
+    of 5 MB), in a buffer reused across steps.  One copy per kernel column,
+    each moving runs of OW*N contiguous values.
     """
     hp, c, _, n = xpad.shape
-    cols = array_module(xpad).empty((hp, c, kernel_w, ow, n), dtype=xpad.dtype)
+    cols = _WORKSPACES.empty(array_module(xpad), (hp, c, kernel_w, ow, n), xpad.dtype)
     for j in range(kernel_w):
         cols[:, :, j] = xpad[:, :, _window(j, dilation_w, stride_w, ow)]
     return cols
@@ -273,6 +332,22 @@ def _batch_input_grad(g, w, padded_hw, stride, dilation):
         for i in range(kh):
             full[_window(i, dh, sh, oh), :, columns] += part[:, i]
     return full
+
+
+def _batch_input_grad_as_conv(g, w, in_hw, padding, dilation):
+    """dL/dx of a stride-1 convolution as a convolution of G: ``conv2d(G, W')`` with
+    ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``.
+
+    Each input pixel gathers the outputs its windows reached, through the
+    flipped kernel: the same columns and row products as the forward, with
+    no scatter-adds (col2im's nine strided additions over the image).
+    """
+    _, _, kh, kw = w.shape
+    (ph, pw), (dh, dw) = padding, dilation
+    flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
+    gpad = batch_last_padded(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw)
+    cols = batch_columns(gpad, kw, 1, dw, in_hw[1])
+    return _batch_forward(cols, flipped, (1, 1), dilation, in_hw[0]).transpose(3, 1, 0, 2)
 
 
 def _batch_weight_grad(g, cols, w_shape, stride, dilation):
@@ -360,8 +435,10 @@ def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = Fals
             cols = im2row_array(xpad, (kh, kw), stride, dilation, (oh, ow))
         out = (cols.reshape(n * oh * ow, c * kh * kw) @ _weight_rows(w).T).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
     elif layout == "batch":
-        cols = batch_columns(batch_last_padded(x, padding[0], padding[1]), kw, stride[1], dilation[1], ow)
-        out = _batch_forward(cols, w, stride, dilation, oh).transpose(3, 1, 0, 2)
+        xpad = batch_last_padded(x, padding[0], padding[1])
+        out = _batch_forward(batch_columns(xpad, kw, stride[1], dilation[1], ow), w, stride, dilation, oh)
+        out = out.transpose(3, 1, 0, 2)
+        cols = xpad  # the weight gradient makes its columns again from it (kw times less to hold)
     else:
         cols = im2col_array(pad_array(x, padding[0], padding[1]), (kh, kw), stride, dilation, (oh, ow))
         w3 = w.reshape(groups, o // groups, cg * kh * kw)
@@ -389,6 +466,9 @@ def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layo
         full = row2im_array(grad_rows, padded, stride, dilation)
         return full[:, ph:ph + h, pw:pw + wd].transpose(0, 3, 1, 2)
     if layout == "batch":
+        reach = [(m + d * (k - 1) - 2 * p, d * (k - 1) - p) for m, k, p, d in zip((oh, ow), (kh, kw), padding, dilation)]
+        if stride == (1, 1) and all(size == n_in and pad >= 0 for (size, pad), n_in in zip(reach, in_hw)):
+            return _batch_input_grad_as_conv(g, w, in_hw, padding, dilation)
         full = _batch_input_grad(g, w, padded, stride, dilation)
         return full[ph:ph + h, :, pw:pw + wd].transpose(3, 1, 0, 2)
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
@@ -405,7 +485,9 @@ def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dila
         grad = _grad_rows(g).T @ cols.reshape(-1, k)
         return array_module(grad).ascontiguousarray(
             grad.reshape(o, w_shape[2], w_shape[3], w_shape[1]).transpose(0, 3, 1, 2))
-    if layout == "batch":
+    if layout == "batch":  # ``cols``: the padded batch-last input, its columns made again here
+        ow = g.shape[3]
+        cols = batch_columns(cols, w_shape[3], stride[1], dilation[1], ow)
         return _batch_weight_grad(g, cols, w_shape, stride, dilation)
     n = g.shape[0]
     length = g.shape[2] * g.shape[3]
