@@ -12,7 +12,8 @@ shared and what is left to be compared by contract.
 
 Then the two standard outputs are compared line by line:
 
-* the text of each line, with its numbers taken out, must be the same;
+* the text of each line, with its numbers taken out, must be the same (but
+  for the amount of white space, since padding follows a number's width);
 * each number must agree to ``|a - b| <= rtol * max(|a|, |b|) + u``, where
   ``u`` is one unit in the last digit printed (a value printed as ``2.4316``
   has ``u = 1e-4``): two runs whose values differ by 1e-7 may still round to
@@ -40,12 +41,15 @@ The exit status is 0 when both runs succeed and agree, 1 otherwise (the baseline
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
@@ -127,7 +131,7 @@ def compare_outputs(torch_out: str, taugrad_out: str, rtol: float = 1e-4) -> Com
         g_text, g_nums, _ = split_line(g_line)
         result.lines += 1
         result.timings += t_times
-        if t_text != g_text or len(t_nums) != len(g_nums):
+        if t_text.split() != g_text.split() or len(t_nums) != len(g_nums):  # padding follows the numbers' widths
             result.differences.append((i, t_line, g_line, "the text differs"))
             continue
         bad = []
@@ -147,15 +151,46 @@ def compare_outputs(torch_out: str, taugrad_out: str, rtol: float = 1e-4) -> Com
 
 
 def run_engine(engine: str, folder: str, seed: int, program: str, args: Sequence[str], timeout: float,
-               threads: str = "1") -> subprocess.CompletedProcess:
+               threads: str = "1", lines: Optional[int] = None, dtype: str = "",
+               before: Sequence[str] = ()) -> subprocess.CompletedProcess:
     """One run of the program in a fresh process, with the shared-randomness shim installed first.
 
     ``threads`` sets ``OMP_NUM_THREADS``: one thread by default, so each engine reduces in one order (and a
-    shared machine stays calm).
+    shared machine stays calm).  With ``lines``, the run is stopped once it has printed that many lines (an
+    endless training loop), and counts as a success.  ``dtype="float64"`` sets torch's default dtype first;
+    the scripts ``before`` run first, in the same process (so each engine reads the files it wrote itself).
     """
-    env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS=threads)
-    cmd = [sys.executable, os.path.abspath(__file__), "--child", engine, folder, str(seed), program, *args]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS=threads, PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, os.path.abspath(__file__), "--child",
+           json.dumps({"engine": engine, "folder": folder, "seed": seed, "dtype": dtype, "before": list(before)}),
+           program, *args]
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env,
+                                start_new_session=True)  # its own process group: stopping it stops its workers
+        timer = threading.Timer(timeout, _stop, (proc,))
+        timer.start()
+        out: List[str] = []
+        try:
+            for line in proc.stdout:
+                out.append(line)
+                if lines is not None and len(out) >= lines:
+                    _stop(proc)
+                    break
+            proc.wait()
+        finally:
+            timer.cancel()
+            proc.stdout.close()
+        err.seek(0)
+        stopped = lines is not None and len(out) >= lines
+        return subprocess.CompletedProcess(cmd, 0 if stopped else proc.returncode, "".join(out), err.read())
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """End a run this script started (its process group, so the workers it spawned end with it)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _last_lines(text: str, n: int = 3) -> str:
@@ -187,12 +222,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     if argv[:1] == ["--child"]:
         from shared_randomness import run  # beside this file, which is first on sys.path
         del sys.path[0]  # then gone: the program sees its own folder first, as under `python PROGRAM.py`
-        engine, folder, seed, program, *args = argv[1:]
-        return run(engine, folder, int(seed), program, args)
+        settings = json.loads(argv[1])
+        commands = [[before] for before in settings["before"]] + [argv[2:]]
+        return run(settings["engine"], settings["folder"], settings["seed"], commands, settings["dtype"])
     parser = argparse.ArgumentParser(prog="compare_with_torch.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--rtol", type=float, default=1e-4, help="relative tolerance for each number (1e-4)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shared NumPy stream (0)")
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds each run may take")
+    parser.add_argument("--lines", type=int, default=None,
+                        help="stop each run after it prints this many lines (for an endless training loop)")
+    parser.add_argument("--float64", dest="dtype", action="store_const", const="float64", default="",
+                        help="make float64 the default dtype in both runs, so rounding cannot hide a difference")
+    parser.add_argument("--before", action="append", default=[], metavar="SCRIPT",
+                        help="a script (no arguments) to run first under the same engine, e.g. one that writes "
+                             "the data file the program reads; its output is compared too")
     parser.add_argument("--show", action="store_true", help="print both outputs before the verdict")
     parser.add_argument("--baseline", action="store_true",
                         help="also run PyTorch against itself on 2 threads instead of 1, to show how far float32 "
@@ -202,20 +245,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     opts = parser.parse_args(argv)
     folder = tempfile.mkdtemp(prefix="compare_with_torch_")
     try:
-        torch_run = run_engine("torch", folder, opts.seed, opts.program, opts.args, opts.timeout)
-        taugrad_run = run_engine("taugrad", folder, opts.seed, opts.program, opts.args, opts.timeout)
+        torch_run = run_engine("torch", folder, opts.seed, opts.program, opts.args, opts.timeout,
+                               lines=opts.lines, dtype=opts.dtype, before=opts.before)
+        taugrad_run = run_engine("taugrad", folder, opts.seed, opts.program, opts.args, opts.timeout,
+                                 lines=opts.lines, dtype=opts.dtype, before=opts.before)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if opts.show:
         for name, run in (("torch", torch_run), ("taugrad", taugrad_run)):
-            print(f"--- {name} stdout ---\n{run.stdout}", end="" if run.stdout.endswith("\n") else "\n")
+            print(f"--- {name} stdout ---\n{run.stdout}", end="" if run.stdout.endswith("\n") else "\n", flush=True)
     ok = torch_run.returncode == 0 and taugrad_run.returncode == 0
     result = compare_outputs(torch_run.stdout, taugrad_run.stdout, opts.rtol) if ok else None
     print(report(torch_run, taugrad_run, result, opts.rtol))
     if opts.baseline and torch_run.returncode == 0:
         folder = tempfile.mkdtemp(prefix="compare_with_torch_")
         try:
-            again = run_engine("torch", folder, opts.seed, opts.program, opts.args, opts.timeout, threads="2")
+            again = run_engine("torch", folder, opts.seed, opts.program, opts.args, opts.timeout, threads="2",
+                               lines=opts.lines, dtype=opts.dtype, before=opts.before)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         itself = compare_outputs(torch_run.stdout, again.stdout, opts.rtol) if again.returncode == 0 else None

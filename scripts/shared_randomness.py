@@ -45,7 +45,7 @@ draws made by library code (``random_split``, torchvision's random
 transforms), the order several processes interleave in, and NumPy's or
 Python's own ``random`` (the same in both runs without any help).
 
-Run as ``python compare_with_torch.py --child ENGINE SYNC_DIR SEED PROGRAM.py [args...]``;
+Run as ``python compare_with_torch.py --child SETTINGS_JSON PROGRAM.py [args...]``;
 nothing here is meant to be called by hand.
 """
 from __future__ import annotations
@@ -329,9 +329,30 @@ class SharedRandomness:
         return draw
 
 
-def run(engine: str, folder: str, seed: int, program: str, args: Sequence[str]) -> int:
-    """Run ``program`` as ``python program.py args`` would (``taugrad run`` for taugrad), the shim installed."""
+def _run_with_torch(program: str, args: Sequence[str]) -> int:
+    """``python program.py args``: the script as ``__main__``, its folder first on ``sys.path``, its exit status."""
     import runpy
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [program, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
+    try:
+        runpy.run_path(program, run_name="__main__")
+    except SystemExit as exit_:
+        if exit_.code is None or isinstance(exit_.code, int):
+            return exit_.code or 0
+        print(exit_.code, file=sys.stderr)
+        return 1
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+    return 0
+
+
+def run(engine: str, folder: str, seed: int, commands: Sequence[Sequence[str]], dtype: str = "") -> int:
+    """Run each command ``[program.py, *args]`` in turn, as ``python program.py args`` would (``taugrad run`` for
+    taugrad), the shim installed; stop at the first that fails.
+
+    ``dtype="float64"`` makes float64 the default dtype first (``torch.set_default_dtype``), in both runs.
+    """
     if engine == "torch":
         import torch
         import torch.distributions
@@ -339,21 +360,24 @@ def run(engine: str, folder: str, seed: int, program: str, args: Sequence[str]) 
         import torch.optim
         import torch.utils.data
         SharedRandomness(torch, "record", folder, seed).install()
-        sys.argv = [program, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(program)))
-        try:
-            runpy.run_path(program, run_name="__main__")
-        except SystemExit as exit_:
-            if exit_.code is None or isinstance(exit_.code, int):
-                return exit_.code or 0
-            print(exit_.code, file=sys.stderr)
-            return 1
-        return 0
-    import taugrad
-    import taugrad.distributions
-    import taugrad.nn.functional
-    import taugrad.optim
-    import taugrad.utils.data
-    from taugrad.run import main
-    SharedRandomness(taugrad, "load", folder, seed).install()
-    return main([program, *args])
+        if dtype:
+            torch.set_default_dtype(getattr(torch, dtype))
+        one = _run_with_torch
+    else:
+        import taugrad
+        import taugrad.distributions
+        import taugrad.nn.functional
+        import taugrad.optim
+        import taugrad.utils.data
+        from taugrad.run import main
+        SharedRandomness(taugrad, "load", folder, seed).install()
+        if dtype:
+            taugrad.set_default_dtype(getattr(taugrad, dtype))
+
+        def one(program: str, args: Sequence[str]) -> int:
+            return main([program, *args])
+    for program, *args in commands:
+        status = one(program, args)
+        if status:
+            return status
+    return 0

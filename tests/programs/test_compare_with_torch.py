@@ -21,9 +21,9 @@ sys.modules.setdefault(spec.name, harness)  # its dataclasses look their module 
 spec.loader.exec_module(harness)
 
 
-def _compare(*args):
+def _compare(*args, cwd=SCRIPTS):
     return subprocess.run([sys.executable, str(HARNESS), *map(str, args)], capture_output=True, text=True,
-                          timeout=300, cwd=SCRIPTS)
+                          timeout=300, cwd=cwd)
 
 
 # -- reading the outputs ------------------------------------------------------------------------------------------
@@ -71,16 +71,24 @@ def test_text_and_line_counts_must_match():
 
 # -- whole programs -----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("script, lines", [
-    ("char_model.py", 9),     # torch.randint batches, nn.Dropout, F.dropout, attention dropout, multinomial
-    ("makemore_loop.py", 12),  # randperm split, RandomSampler(replacement=True), DataLoader(shuffle=True)
-    ("mnist_loop.py", 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout, Adadelta, StepLR
+@pytest.mark.parametrize("args, lines", [
+    (["char_model.py"], 9),     # torch.randint batches, nn.Dropout, F.dropout, attention dropout, multinomial
+    (["--lines", 6, "makemore_loop.py"], 6),  # randperm split, RandomSampler(replacement=True), shuffled loader
+    (["mnist_loop.py"], 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout, Adadelta, StepLR
 ])
-def test_programs_in_the_idioms_print_torchs_numbers(script, lines):
-    out = _compare(script)
+def test_programs_in_the_idioms_print_torchs_numbers(args, lines):
+    out = _compare(*args)
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.startswith("same numbers: ")
     assert f" values on {lines} lines agree to rtol 0.0001" in out.stdout
+
+
+def test_a_script_run_before_writes_the_file_the_program_reads_in_float64(tmp_path):
+    out = _compare("--show", "--float64", "--before", SCRIPTS / "save_batch.py", SCRIPTS / "load_batch.py",
+                   cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.count("saved True\n") == 2  # each engine made float64 its default before saving
+    assert out.stdout.splitlines()[-1].startswith("same numbers: 6 values on 4 lines")
 
 
 def test_a_number_that_depends_on_the_engine_is_reported():
