@@ -90,7 +90,7 @@ class SharedRandomness:
 
     def __init__(self, engine: Any, role: str, folder: str, seed: int) -> None:
         self.tg = engine
-        self.role = role  # "record" in the PyTorch run, "load" in the taugrad run
+        self.role = role  # "record" in the PyTorch run, "load" in the taugrad run, "nudge" in the baseline run
         self.folder = folder
         self.rng = np.random.Generator(np.random.PCG64(seed))
         self.synced: Dict[int, Any] = {}   # parameters handed over, by id (kept alive so ids stay unique)
@@ -252,6 +252,12 @@ class SharedRandomness:
             return
         path = os.path.join(self.folder, f"parameters_{self.events:04d}.npz")
         self.events += 1
+        if self.role == "nudge":  # PyTorch against itself: each value moved by one unit in its last place
+            with self.tg.no_grad():
+                for p in fresh:
+                    if p.is_floating_point():
+                        p.mul_(1.0 + self.tg.finfo(p.dtype).eps)
+            return
         if self.role == "record":
             np.savez(path, *[p.detach().cpu().numpy() for p in fresh])
             return
@@ -352,14 +358,15 @@ def run(engine: str, folder: str, seed: int, commands: Sequence[Sequence[str]], 
     taugrad), the shim installed; stop at the first that fails.
 
     ``dtype="float64"`` makes float64 the default dtype first (``torch.set_default_dtype``), in both runs.
+    ``engine="torch-nudged"`` is PyTorch with each parameter scaled by ``1 + eps`` when it is handed over.
     """
-    if engine == "torch":
+    if engine in ("torch", "torch-nudged"):
         import torch
         import torch.distributions
         import torch.nn.functional
         import torch.optim
         import torch.utils.data
-        SharedRandomness(torch, "record", folder, seed).install()
+        SharedRandomness(torch, "record" if engine == "torch" else "nudge", folder, seed).install()
         if dtype:
             torch.set_default_dtype(getattr(torch, dtype))
         one = _run_with_torch

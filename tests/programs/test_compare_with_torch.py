@@ -104,3 +104,39 @@ def test_parameters_the_engines_shape_differently_stop_the_run_with_one_line():
     assert out.stdout.startswith("taugrad run failed (exit 1):")
     assert ("compare_with_torch: at the first call of a Linear, PyTorch's parameters have shapes [(5, 3), (5,)] "
             "and taugrad's [(7, 3), (7,)]") in out.stdout
+
+
+# -- the parameter hand-over, in this process (nothing installed, so torch and taugrad stay as they are) ----------
+
+def _shim():
+    spec = importlib.util.spec_from_file_location("shared_randomness", ROOT / "scripts" / "shared_randomness.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SharedRandomness
+
+
+def test_parameters_recorded_by_torch_are_loaded_into_taugrads_in_order(tmp_path):
+    import numpy as np
+    import torch
+
+    import taugrad
+
+    SharedRandomness = _shim()
+    theirs = [torch.nn.Parameter(torch.randn(2, 3)), torch.nn.Parameter(torch.randn(3))]
+    SharedRandomness(torch, "record", str(tmp_path), 0).hand_over(theirs, "the test")
+    ours = [taugrad.nn.Parameter(taugrad.zeros(2, 3)), taugrad.nn.Parameter(taugrad.zeros(3))]
+    SharedRandomness(taugrad, "load", str(tmp_path), 0).hand_over(ours + ours[:1], "the test")  # once each
+    for a, b in zip(theirs, ours):
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RuntimeError, match=r"at the test, taugrad has parameters the PyTorch run never used"):
+        SharedRandomness(taugrad, "load", str(empty), 0).hand_over([taugrad.zeros(1)], "the test")
+
+
+def test_the_baseline_run_moves_each_parameter_by_one_unit_in_the_last_place(tmp_path):
+    import torch
+
+    weights = torch.nn.Parameter(torch.ones(3))
+    _shim()(torch, "nudge", str(tmp_path), 0).hand_over([weights], "the test")
+    assert weights.detach().tolist() == [1.0 + torch.finfo(torch.float32).eps] * 3
