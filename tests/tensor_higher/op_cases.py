@@ -167,6 +167,7 @@ OP_CASES = [
     OpCase("matmul_vec_mat", lambda a, b: (a @ b) ** 2, ((3,), (3, 2))),
     OpCase("matmul_mat_vec", lambda a, b: (a @ b) ** 2, ((2, 3), (3,))),
     OpCase("matmul_batched", lambda a, b: (a @ b) ** 2, ((2, 2, 3), (3, 2))),
+    OpCase("bmm", lambda a, b: a.bmm(b) ** 2, ((2, 2, 3), (2, 3, 2))),
     OpCase("linear", lambda x, w, b: F.linear(x, w, b).tanh(), ((2, 3), (2, 3), (2,))),
     OpCase("linear_no_bias", lambda x, w: F.linear(x, w).tanh(), ((2, 3), (2, 3))),
     OpCase("embedding", lambda w: F.embedding(taugrad.tensor([[1, 0], [2, 1]]), w) ** 3, ((3, 2),)),

@@ -31,6 +31,8 @@ def backward_name(op: str) -> str:
     """PyTorch's style of node name for an op: ``'log_softmax'`` -> ``'LogSoftmaxBackward0'``."""
     words = [w for w in op.replace(".", "_").split("_") if w]
     camel = "".join(w[:1].upper() + w[1:] for w in words)
+    # PyTorch also starts a word after a digit: log1p -> Log1P, deg2rad -> Deg2Rad, max_pool2d -> MaxPool2D
+    camel = "".join(c.upper() if i and camel[i - 1].isdigit() else c for i, c in enumerate(camel))
     return camel + "Backward0"
 
 

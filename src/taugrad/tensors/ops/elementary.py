@@ -12,7 +12,7 @@ from __future__ import annotations
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import Tensor, array_module, make, operand
-from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, register, rule
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, register, rule, shown_as
 
 
 # ---------------------------------------------------------------------------
@@ -36,7 +36,7 @@ def rsqrt(a: Tensor) -> Tensor:
     return A.unary("rsqrt", _rsqrt_array, a, rsqrt_backward)
 
 
-@rule("square", reads=(0,), gives=NEW)
+@rule("square", reads=(0,), gives=NEW, shows=shown_as("PowBackward0"))
 def square_backward(g, out, ins, node):
     """z = a^2:  dz/da = 2a."""
     return (g * (2.0 * ins[0]),)

@@ -22,7 +22,7 @@ from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
 from taugrad.tensors.core.node import operand
 from taugrad.tensors.core.node import Tensor, _dtype_of
-from taugrad.tensors.core.rule import G_OR_NEW, NEW, forward_of, overwriting, register, rule
+from taugrad.tensors.core.rule import G_OR_NEW, NEW, Rule, forward_of, overwriting, register, rule, shown_as
 
 _SQRT_2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -295,10 +295,15 @@ def rdiv(a: Tensor, b) -> Tensor:
     return div(operand(b, a), a)
 
 
+#: ``1 / a`` is ``rdiv`` with c = 1, under PyTorch's node name for it
+_RECIPROCAL = Rule("reciprocal", rdiv_scalar_backward.backward, reads=(0,), gives=NEW)
+
+
 @register("reciprocal", methods=("reciprocal",))
 def reciprocal(a: Tensor) -> Tensor:
     """``1 / a`` (integers give the default float dtype, as torch; inf at 0):  dz/da = -1/a^2."""
-    return rdiv(a, 1.0)
+    with quiet():
+        return make(1.0 / float_input(a._data), (a,), _RECIPROCAL, 1.0)
 
 
 # ---------------------------------------------------------------------------
@@ -520,10 +525,29 @@ def abs(a: Tensor) -> Tensor:
     return make(_unary_data("abs", "abs", a), (a,), abs_backward)
 
 
+def _flat_backward(g, out, ins, node):
+    """z = f(a) with f piecewise constant (sign, floor, ceil, trunc, round):  dz/da = 0
+    wherever it exists, so the gradient is zero (as PyTorch, whose result still needs a gradient)."""
+    return (A.zeros(g.shape, g),)
+
+
+#: one rule per op, each under its own name in ``grad_fn`` (SignBackward0, FloorBackward0, ...)
+_FLAT = {op: Rule(op, _flat_backward) for op in ("sign", "floor", "ceil", "trunc", "round")}
+_FLAT["round_decimals"] = Rule("round", _flat_backward, shows=shown_as("RoundBackward1"))  # torch's overload 1
+
+
+def _flat(op: str, data, a: Tensor) -> Tensor:
+    """A piecewise-constant op's result: recorded with a zero gradient for a floating input, as
+    PyTorch records it (``x.floor().requires_grad`` is True there), else a constant."""
+    if data.dtype.kind not in "fc":
+        return constant(data)
+    return make(data, (a,), _FLAT[op])
+
+
 @register("sign", methods=("sign",))
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise (0 for nan, and a bool tensor's own values, as PyTorch);
-    piecewise constant, so no gradient."""
+    piecewise constant, so its gradient is zero."""
     ad = a._data
     if ad.dtype.kind == "b":
         return constant(ad.copy())
@@ -531,7 +555,7 @@ def sign(a: Tensor) -> Tensor:
     if data.dtype.kind in "fc":
         xp = array_module(data)
         data = xp.where(xp.isnan(data), data.dtype.type(0), data)
-    return constant(data)
+    return _flat("sign", data, a)
 
 
 def _rounded(op: str, name: str, a: Tensor):
@@ -544,35 +568,35 @@ def _rounded(op: str, name: str, a: Tensor):
 
 @register("floor", methods=("floor",))
 def floor(a: Tensor) -> Tensor:
-    """The largest whole number <= a, elementwise; piecewise constant, so no gradient (as ``sign``)."""
-    return constant(_rounded("floor", "floor", a))
+    """The largest whole number <= a, elementwise; piecewise constant, so its gradient is zero (as ``sign``)."""
+    return _flat("floor", _rounded("floor", "floor", a), a)
 
 
 @register("ceil", methods=("ceil",))
 def ceil(a: Tensor) -> Tensor:
-    """The smallest whole number >= a, elementwise; piecewise constant, so no gradient."""
-    return constant(_rounded("ceil", "ceil", a))
+    """The smallest whole number >= a, elementwise; piecewise constant, so its gradient is zero."""
+    return _flat("ceil", _rounded("ceil", "ceil", a), a)
 
 
 @register("trunc", methods=("trunc", "fix"))
 def trunc(a: Tensor) -> Tensor:
-    """``a`` rounded toward zero, elementwise; piecewise constant, so no gradient."""
-    return constant(_rounded("trunc", "trunc", a))
+    """``a`` rounded toward zero, elementwise; piecewise constant, so its gradient is zero."""
+    return _flat("trunc", _rounded("trunc", "trunc", a), a)
 
 
 @register("round", methods=("round",))
 def round(a: Tensor, decimals: int = 0) -> Tensor:  # noqa: A001 - torch's name
     """``a`` rounded to ``decimals`` places, halves to even (as torch: 0.5 -> 0, 2.5 -> 2);
-    piecewise constant, so no gradient.  ``decimals != 0`` rounds ``a * 10**decimals`` and
+    piecewise constant, so its gradient is zero.  ``decimals != 0`` rounds ``a * 10**decimals`` and
     scales back, as torch does."""
     if decimals == 0 or a._data.dtype.kind in "iub":
-        return constant(_rounded("round", "rint", a))
+        return _flat("round", _rounded("round", "rint", a), a)
     ad = a._data
     xp = array_module(ad)
     scale = ad.dtype.type(10.0 ** (decimals if decimals > 0 else -decimals))
     with quiet():
         data = xp.rint(ad * scale) / scale if decimals > 0 else xp.rint(ad / scale) * scale
-    return constant(data)
+    return _flat("round_decimals", data, a)
 
 
 @rule("sigmoid", reads=("out",), gives=NEW)
@@ -806,7 +830,7 @@ def where(condition, x=_MISSING, y=_MISSING) -> Tensor:
 # ---------------------------------------------------------------------------
 
 
-@rule("astype", gives=NEW)
+@rule("astype", gives=NEW, shows=shown_as("ToCopyBackward0"))
 def astype_backward(g, out, ins, node):
     """z = a converted to another float dtype:  dz/da = 1 (converted back)."""
     return (g.astype(ins[0].dtype),)

@@ -40,7 +40,7 @@ from taugrad.tensors.core.device_checks import checked_index
 from taugrad.tensors.core.node import Tensor, array_module, bump_version, make, make_view
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.rebase import begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.core.rule import forward_of, register, rule
+from taugrad.tensors.core.rule import Rule, forward_of, register, rule
 
 _BASIC = (int, slice, type(None), type(Ellipsis))
 _SEQUENCE_PARTS = (list, tuple, range, slice, type(None), type(Ellipsis), Tensor, np.ndarray)
@@ -218,6 +218,54 @@ def embedding_backward(g, out, ins, node):
     return getitem_backward.backward(g, out, ins, node)
 
 
+def _view_steps(k, shape: tuple) -> tuple:
+    """PyTorch's nodes for the basic index ``k``, first applied first: a ``SelectBackward0`` per
+    integer, a ``SliceBackward0`` per slice that leaves something out, an ``UnsqueezeBackward0``
+    per None; ``AliasBackward0`` alone when the index keeps everything (``x[:, :]``, ``x[...]``).
+    A lone slice is always a ``SliceBackward0`` in PyTorch, even ``x[:]``."""
+    if isinstance(k, slice):
+        return ("SliceBackward0",)
+    parts = k if isinstance(k, tuple) else (k,)
+    consumed = sum(p is not None and p is not Ellipsis for p in parts)
+    dim, steps = 0, []
+    for p in parts:
+        if p is Ellipsis:
+            dim += len(shape) - consumed
+        elif p is None:
+            steps.append("UnsqueezeBackward0")
+        elif isinstance(p, slice):
+            if p.indices(shape[dim]) != (0, shape[dim], 1):
+                steps.append("SliceBackward0")
+            dim += 1
+        else:
+            steps.append("SelectBackward0")
+            dim += 1
+    return tuple(steps) or ("AliasBackward0",)
+
+
+def _view_picture(node):
+    """The chain of PyTorch nodes for a basic index (see :func:`_view_steps`), the last one outermost."""
+    if not node._prev:  # freed by backward: the rule keeps the outermost name
+        return node._ctx.name, ()
+    steps = _view_steps(node._ctx[0], node._prev[0]._data.shape)
+    picture = (steps[0], (0,))
+    for name in steps[1:]:
+        picture = (name, (picture,))
+    return picture
+
+
+class _ViewRule(Rule):
+    """getitem's rule for a basic index, named as PyTorch names the outermost node of that index."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__("index", getitem_backward.backward, shows=_view_picture)
+        self.name = name
+
+
+_VIEW_RULES = {name: _ViewRule(name) for name in ("SelectBackward0", "SliceBackward0", "UnsqueezeBackward0",
+                                                  "AliasBackward0")}
+
+
 def _index(x: Tensor, k, unique: bool, basic: bool, perm, rule_fn=getitem_backward) -> Tensor:
     try:
         data = x._data[k]
@@ -226,7 +274,8 @@ def _index(x: Tensor, k, unique: bool, basic: bool, perm, rule_fn=getitem_backwa
     if basic:
         if type(data) is not type(x._data):  # NumPy's scalar for a single element: x[k, ...] is the 0-d view
             data = x._data[(k if isinstance(k, tuple) else (k,)) + (Ellipsis,)]
-        return make_view(data, x, (x,), getitem_backward, (k, unique, None))
+        rule_fn = _VIEW_RULES[_view_steps(k, x._data.shape)[-1]]
+        return make_view(data, x, (x,), rule_fn, (k, unique, None))
     if perm is not None:
         data = data.transpose(perm)
     return make(data, (x,), rule_fn, (k, unique, perm))

@@ -18,6 +18,7 @@ from taugrad.tensors.core import sampling
 from taugrad.tensors.core.args import integer_scalar
 from taugrad.tensors.core.backend import device_of, is_array, move_like
 from taugrad.tensors.core.generator import get_generator
+from taugrad.tensors.core.grad_fn import grad_fn_of
 from taugrad.tensors.core.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.rebase import REBASING, begin, check_target, finish, inplace_rule, records
@@ -355,7 +356,8 @@ def uniform_(x: Tensor, a: float = 0.0, b: float = 1.0, generator=None) -> Tenso
 def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool, *args, **kwargs) -> Tensor:
     """``x = f(x)`` in place for the registered elementwise op ``name``; returns x.
 
-    Recorded as ``x' = copy(before, f(before))``, ``before`` being x's old node:
+    Recorded as ``x' = copy(before, f(before))``, ``before`` being x's old node,
+    and shown in ``grad_fn`` under f's node name, as PyTorch shows it:
     the copy gives ``f(before)`` the whole gradient and f's own rule takes it to
     ``before``, so the gradient is f's (and f's rule is what differentiates it
     twice).  f is applied to ``before`` rather than to x, so no node of the graph
@@ -377,7 +379,9 @@ def _function_(x: Tensor, op: str, name: str, floating: bool, reads_input: bool,
     before = pending.before
     result = f(forward_of("clone")(before) if reads_input else before, *args, **kwargs)
     array_module(x._data).copyto(x._data, result._data, casting="unsafe")
-    return finish(x, pending, (result,), copy_inplace_backward)
+    # PyTorch shows x.sin_() as the op's own node (SinBackward0), not as a copy
+    shown = copy_inplace_backward if result._rule is None else _copy_shown_as(grad_fn_of(result).name())
+    return finish(x, pending, (result,), shown)
 
 
 def _make_function_(op: str, name: str, floating: bool, reads_input: bool):

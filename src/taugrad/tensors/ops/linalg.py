@@ -16,7 +16,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim, normalize_dims
 from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, constant, make, make_view, operand
-from taugrad.tensors.core.rule import NEW, forward_of, register, rule
+from taugrad.tensors.core.rule import NEW, forward_of, register, rule, shown_as
 
 
 # ---------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def _kept(v, shape: tuple, dims, keepdim: bool):
     return v.reshape(tuple(1 if i in dims else n for i, n in enumerate(shape)))
 
 
-@rule("vector_norm", reads=(0, "out"))
+@rule("vector_norm", reads=(0, "out"), shows=shown_as("LinalgVectorNormBackward0"))
 def vector_norm_backward(g, out, ins, node):
     """z = (sum_i |a_i|^p)^(1/p) over the reduced dims (PyTorch's rules, 0 where z = 0):
 

@@ -84,6 +84,11 @@ def matmul(a: Tensor, b) -> Tensor:
     if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
         raise DtypeMismatchError(f"matmul: expected both operands to have the same dtype, but got {a.dtype} @ "
                                  f"{b.dtype} (convert one, e.g. b.to(a.dtype))")
+    return _product(a, b, matmul_backward)
+
+
+def _product(a: Tensor, b: Tensor, rule_fn: Rule) -> Tensor:
+    """``a @ b`` recorded with ``rule_fn`` (the operands' dtypes already agree)."""
     try:
         data = a._data @ b._data
     except ValueError:
@@ -93,7 +98,7 @@ def matmul(a: Tensor, b) -> Tensor:
         if mixed is None:
             raise
         raise mixed from None
-    return make(data, (a, b), matmul_backward)
+    return make(data, (a, b), rule_fn)
 
 
 @register("rmatmul", methods=("__rmatmul__",))
@@ -238,6 +243,10 @@ def mm(a: Tensor, b) -> Tensor:
     return matmul(a, b)
 
 
+#: ``matmul``'s rule under PyTorch's node name for a batched product
+_BMM = Rule("bmm", matmul_backward.backward, reads=(0, 1), gives=NEW)
+
+
 @register("bmm", methods=("bmm",))
 def bmm(a: Tensor, b) -> Tensor:
     """Batch of matrix products, (b, n, m) @ (b, m, p) -> (b, n, p); no broadcasting (as ``torch.bmm``)."""
@@ -249,7 +258,7 @@ def bmm(a: Tensor, b) -> Tensor:
         raise ValueError(f"bmm: expected batch2 of shape [{a.shape[0]}, {a.shape[2]}, *] for batch1 "
                          f"{tuple(a.shape)}, got {tuple(b.shape)}")
     _same_dtype("bmm", a, b)
-    return matmul(a, b)
+    return _product(a, b, _BMM)
 
 
 @register("mv", methods=("mv",))

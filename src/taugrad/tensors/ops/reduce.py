@@ -19,7 +19,7 @@ from taugrad.tensors.core.args import normalize_dim, normalize_dims, pick
 from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import array_module, constant, make
 from taugrad.tensors.core.node import Tensor
-from taugrad.tensors.core.rule import forward_of, register, rule
+from taugrad.tensors.core.rule import Rule, forward_of, register, rule, shown_as
 
 #: what ``max(dim=...)`` / ``min(dim=...)`` return, like ``torch.return_types.max``
 ValuesIndices = namedtuple("ValuesIndices", "values indices")
@@ -78,6 +78,11 @@ def sum_backward(g, out, ins, node):
     return (A.broadcast_to(_kept(g, x.shape, dims, keepdim), x.shape),)
 
 
+#: the same rule over chosen dims, which PyTorch numbers 1 (a rule of its own, as a node
+#: freed by backward keeps only its rule and still shows its name)
+_SUM_DIMS = Rule("sum", sum_backward.backward, shows=shown_as("SumBackward1"))
+
+
 @register("sum", methods=("sum",))
 def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dimensions by default)."""
@@ -87,7 +92,7 @@ def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tens
             return make(_add_reduce(data, None, None, np.empty((), dtype=data.dtype)), (x,), sum_backward, _ALL)
         return make(data.sum(dtype=_sum_dtype(data)), (x,), sum_backward, _ALL)
     dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "sum")
-    return make(x._data.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(x._data)), (x,), sum_backward,
+    return make(x._data.sum(axis=dims, keepdims=keepdim, dtype=_sum_dtype(x._data)), (x,), _SUM_DIMS,
                 (dims, keepdim))
 
 
@@ -106,19 +111,22 @@ def mean_backward(g, out, ins, node):
     return (A.broadcast_to(g, x.shape),)
 
 
+_MEAN_DIMS = Rule("mean", mean_backward.backward, shows=shown_as("MeanBackward1"))
+
+
 @register("mean", methods=("mean",))
 def mean(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Arithmetic mean over ``dim`` (all dimensions by default)."""
     if x._data.dtype.kind not in "fc":
         raise TypeError(f"mean: needs a floating tensor, got dtype {x._data.dtype}")
     if dim is None and axis is None and not keepdim and not keepdims:
-        dims, keepdim = _ALL
+        (dims, keepdim), rule_fn = _ALL, mean_backward
     else:
-        dims, keepdim = _resolve(x, dim, keepdim, axis, keepdims, "mean")
+        (dims, keepdim), rule_fn = _resolve(x, dim, keepdim, axis, keepdims, "mean"), _MEAN_DIMS
     n = _count(x._data.shape, dims)
     data = x._data.sum(axis=dims, keepdims=keepdim)
     data = data * (1.0 / n) if n else data * float("nan")
-    return make(data, (x,), mean_backward, (dims, keepdim))
+    return make(data, (x,), rule_fn, (dims, keepdim))
 
 
 # ---------------------------------------------------------------------------
@@ -172,7 +180,7 @@ def amin(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Ten
     return _extreme(x, dim, keepdim, axis, keepdims, "amin", "min")
 
 
-@rule("max_dim")
+@rule("max_dim", shows=shown_as("MaxBackward0"))
 def select_backward(g, out, ins, node):
     """z = a[argmax]: the gradient goes to the selected index only (PyTorch's max(dim))."""
     (x,) = ins
@@ -182,6 +190,9 @@ def select_backward(g, out, ins, node):
     n = x.shape[d]
     positions = array_module(index).arange(n).reshape(tuple(n if i == d else 1 for i in range(len(x.shape))))
     return (g * (positions == index),)
+
+
+_MIN_DIM = Rule("min_dim", select_backward.backward, shows=shown_as("MinBackward0"))
 
 
 def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
@@ -204,7 +215,8 @@ def _extreme_dim(x: Tensor, dim, keepdim, axis, keepdims, op: str, arg, fn):
         raise _reduce_error(op, x) from None
     values = getattr(xp, fn)(xd, axis=d, keepdims=keepdim)
     indices = index if keepdim else index.squeeze(d)
-    return ValuesIndices(make(values, (x,), select_backward, (d, keepdim, index)), constant(indices))
+    rule_fn = _MIN_DIM if op == "min" else select_backward
+    return ValuesIndices(make(values, (x,), rule_fn, (d, keepdim, index)), constant(indices))
 
 
 @register("max", methods=("max",))

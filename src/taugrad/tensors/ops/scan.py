@@ -17,7 +17,7 @@ from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim, pick
 from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import Tensor, _dtype_of, array_module, make
-from taugrad.tensors.core.rule import forward_of, register, rule
+from taugrad.tensors.core.rule import Rule, forward_of, register, rule, shown_as
 
 
 # ---------------------------------------------------------------------------
@@ -160,6 +160,10 @@ def prod_backward(g, out, ins, node):
     return (g * others,)
 
 
+#: the same rule along one dim, which PyTorch numbers 1
+_PROD_DIM = Rule("prod", prod_backward.backward, reads=(0,), shows=shown_as("ProdBackward1"))
+
+
 @register("prod", methods=("prod",))
 def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None, keepdims=None) -> Tensor:
     """Product of all elements, or along one ``dim`` (ints multiply in int64, as PyTorch)."""
@@ -180,4 +184,4 @@ def prod(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None, axis=None, k
     d = normalize_dim(dim, data.ndim, "prod")
     with quiet():
         result = data.prod(axis=d, keepdims=keepdim)
-    return make(result, (x,), prod_backward, (d, keepdim))
+    return make(result, (x,), _PROD_DIM, (d, keepdim))
