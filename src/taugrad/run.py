@@ -2,8 +2,9 @@
 
 While the script runs, ``import torch`` gives :mod:`taugrad`, and every
 ``import torch.X.Y`` gives ``taugrad.X.Y`` (in processes it spawns too): the same module object under both
-names, so ``torch.nn.Linear is taugrad.nn.Linear``.  A module taugrad does not
-have fails at once with one line naming it, e.g.::
+names, so ``torch.nn.Linear is taugrad.nn.Linear``.  ``import torchvision``
+likewise gives :mod:`taugrad.vision` (``torchvision.X`` is ``taugrad.vision.X``).
+A module taugrad does not have fails at once with one line naming it, e.g.::
 
     ModuleNotFoundError: taugrad run: the script imports torch.fx, and taugrad has no taugrad.fx
 
@@ -29,6 +30,8 @@ __all__ = ["TorchAlias", "torch_is_taugrad", "run_script", "main"]
 #: the names a script imports under; ``torch`` maps onto this package
 ALIASED = "torch"
 TARGET = "taugrad"
+#: every aliased top-level name and the taugrad package that answers it
+ALIASES = {ALIASED: TARGET, "torchvision": "taugrad.vision"}
 #: a folder holding a ``torch`` package that installs the alias: first on ``sys.path`` while a script runs, so
 #: processes the script spawns (``multiprocessing`` passes them its ``sys.path``) import taugrad as torch too
 ALIAS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_alias")
@@ -47,18 +50,25 @@ class _AliasLoader(importlib.abc.Loader):
         pass
 
 
+def _aliased(name: str) -> bool:
+    """Whether a module name is one of the aliased packages (``torch``, ``torchvision``) or inside one."""
+    return any(name == top or name.startswith(top + ".") for top in ALIASES)
+
+
 class TorchAlias(importlib.abc.MetaPathFinder):
-    """A meta-path finder that answers ``torch`` and ``torch.*`` with taugrad's modules.
+    """A meta-path finder that answers ``torch``, ``torchvision`` and their submodules with taugrad's modules.
 
     ``find_spec("torch.nn.functional")`` imports ``taugrad.nn.functional`` and
-    returns a spec whose loader hands that module back; a name with no taugrad
-    counterpart raises :class:`ModuleNotFoundError` naming both.
+    returns a spec whose loader hands that module back (``torchvision.X``:
+    ``taugrad.vision.X``); a name with no taugrad counterpart raises
+    :class:`ModuleNotFoundError` naming both.
     """
 
     def find_spec(self, fullname: str, path=None, target=None):
-        if fullname != ALIASED and not fullname.startswith(ALIASED + "."):
+        top = fullname.split(".", 1)[0]
+        if top not in ALIASES:
             return None
-        real = TARGET + fullname[len(ALIASED):]
+        real = ALIASES[top] + fullname[len(top):]
         try:
             module = importlib.import_module(real)
         except ModuleNotFoundError as err:
@@ -77,14 +87,13 @@ class TorchAlias(importlib.abc.MetaPathFinder):
 
 @contextmanager
 def torch_is_taugrad() -> Iterator[None]:
-    """Inside this block ``import torch...`` resolves to taugrad; afterwards, to what it did before.
+    """Inside this block ``import torch...`` (and ``torchvision...``) resolves to taugrad; afterwards, as before.
 
-    Modules already imported as ``torch`` (a real PyTorch, say) are set aside for
+    Modules already imported under those names (a real PyTorch, say) are set aside for
     the block and put back after it, so the alias never leaks into the caller.
     """
     finder = TorchAlias()
-    saved = {name: mod for name, mod in sys.modules.items()
-             if name == ALIASED or name.startswith(ALIASED + ".")}
+    saved = {name: mod for name, mod in sys.modules.items() if _aliased(name)}
     for name in saved:
         del sys.modules[name]
     sys.meta_path.insert(0, finder)
@@ -92,7 +101,7 @@ def torch_is_taugrad() -> Iterator[None]:
         yield
     finally:
         sys.meta_path.remove(finder)
-        for name in [n for n in sys.modules if n == ALIASED or n.startswith(ALIASED + ".")]:
+        for name in [n for n in sys.modules if _aliased(n)]:
             del sys.modules[name]
         sys.modules.update(saved)
 

@@ -24,6 +24,8 @@ INTERNAL = {
     "tensors": "the tensor engine; its functions and Tensor are exported one by one",
     "run": "a program to run (torch.distributed.run's counterpart), not a library module",
     "onnx": "ONNX export needs the optional onnx package, so `import taugrad` leaves it out: `import taugrad.onnx`",
+    "vision": "torchvision's counterpart, a package of its own beside torch: `import taugrad.vision` (or, under "
+              "`taugrad run`, `import torchvision`)",
 }
 #: registered ops torch has as top-level functions whose torch form takes other arguments
 NOT_EXPORTED = {

@@ -38,8 +38,9 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False, *,
               generator: Any = None) -> Tensor:
-    r"""Channel dropout of (N, C, H, W) or (C, H, W): whole channels zeroed with probability ``p``, the rest
-    scaled by :math:`1 / (1 - p)`.  ``inplace=True`` writes the result into ``input``."""
+    r"""Channel dropout of (N, C, H, W): whole channels zeroed with probability ``p``, the rest scaled by
+    :math:`1 / (1 - p)`; a 3-D input is (N, C, L), as PyTorch 2 reads it.  ``inplace=True`` writes the result
+    into ``input``."""
     _check_p(p)
     if inplace and training and p > 0.0:
         return apply_inplace(_tensor(input, "dropout2d"), "dropout2d_", lambda t: _dropout2d(t, p, True, generator),

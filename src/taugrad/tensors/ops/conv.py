@@ -605,6 +605,8 @@ def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilati
         parents = (x, w, b)
     else:
         parents = (x, w)
+    # torch's result is contiguous (N, O, OH, OW): x.view(n, -1) must work on it, so the GEMM's layout is copied out
+    data = array_module(data).ascontiguousarray(data)
     return make(data, parents, conv2d_backward, (stride, padding, dilation, groups, cols, layout))
 
 
@@ -697,6 +699,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding
     if b is not None:
         data = data + b._data[:, None, None]
         parents = (y, w, b)
+    data = array_module(data).ascontiguousarray(data)  # contiguous as torch's result (see conv2d)
     return make(data, parents, conv_transpose2d_backward, (stride, padding, dilation, groups))
 
 

@@ -21,6 +21,7 @@ Most are compositions of differentiable ops (mean, subtraction, ``**``,
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -401,19 +402,31 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 def dropout2d(input, p: float = 0.5, training: bool = True, generator=None) -> Tensor:
     """Zero whole channels of ``input`` (N, C, H, W) with probability ``p``, scale the rest by ``1 / (1 - p)``.
 
-    A 3-D input is one unbatched sample (C, H, W), as PyTorch.  Masks come
-    from taugrad's default generator unless ``generator`` is given.
+    The mask is drawn per (sample, channel), the first two dims, whatever the
+    rank, as PyTorch 2's ``feature_dropout``: a 3-D input is (N, C, L) and a
+    2-D one (N, C) (each element its own channel); both with PyTorch's
+    warning.  Masks come from taugrad's default generator unless
+    ``generator`` is given.
     """
     op = "dropout2d"
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{op}: p must be in [0, 1], got {p}")
-    x = _floating_input(input, op, 3)
+    x = _floating_input(input, op, 2)
     if x.ndim not in (3, 4):
-        raise ValueError(f"{op}: expected a 3-D or 4-D input, got shape {tuple(x.shape)}")
+        warnings.warn(f"{op}: Received a {x.ndim}-D input to dropout2d, which is deprecated and will result in an "
+                      "error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with "
+                      "2 spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", UserWarning, stacklevel=3)
+    elif x.ndim == 3:
+        warnings.warn(f"{op}: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This "
+                      "behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", UserWarning, stacklevel=3)
     if not training or p == 0.0:
         return x
-    lead = 2 if x.ndim == 4 else 1
-    shape = tuple(x.shape[:lead]) + (1,) * (x.ndim - lead)
+    shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
     if p == 1.0:
         scale = array_module(x._data).zeros(shape, dtype=x._data.dtype)
     else:  # drawn on the host from the device's generator, then moved (as every random op)
