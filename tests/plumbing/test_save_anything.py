@@ -104,6 +104,9 @@ def test_garbage_in_a_file_object_is_one_line():
         taugrad.load(io.BytesIO(b"not a checkpoint"))
 
 
-def test_a_whole_module_is_still_refused():
-    with pytest.raises(TypeError, match="cannot save a whole Linear"):
-        taugrad.save(taugrad.nn.Linear(2, 2), io.BytesIO())
+def test_a_whole_optimizer_is_still_refused():
+    """A Module is saved as data (tests/test_save_module.py); an optimizer object holds its module's tensors by
+    reference, so only its state_dict() is saved."""
+    opt = taugrad.optim.SGD(taugrad.nn.Linear(2, 2).parameters(), lr=0.1)
+    with pytest.raises(TypeError, match="cannot save a whole SGD"):
+        taugrad.save(opt, io.BytesIO())

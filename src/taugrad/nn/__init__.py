@@ -47,6 +47,7 @@ from taugrad.nn.loss import (
 from taugrad.nn.conv import Conv1d, Conv2d, ConvTranspose2d
 from taugrad.nn.normalization import BatchNorm1d, BatchNorm2d, Dropout2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, Upsample
 from taugrad.nn.pooling import AdaptiveAvgPool2d, AdaptiveMaxPool2d, AvgPool2d, MaxPool1d, MaxPool2d
+from taugrad.nn import modules  # torch.nn.modules.<family>.<Class> paths, after the classes exist
 
 __all__ = [
     "Module",

@@ -7,7 +7,9 @@ it never unpickles and never executes anything from the file.  A PyTorch
 :mod:`taugrad.serialization.pth`, which interprets only the pickle opcodes a
 state dict needs and never calls anything the file names.
 
-What can be saved: Tensors, NumPy arrays, NumPy scalars, Python
+What can be saved: a whole Module (see :mod:`taugrad.serialization.module_tree`: the
+module tree is written as data and rebuilt, with ``weights_only=False`` or allowed
+classes, only from classes already imported), Tensors, NumPy arrays, NumPy scalars, Python
 numbers/bools/strings/``None``, and lists, tuples and dicts of those nested in
 any way (a ``state_dict()``, an optimizer's, a training checkpoint such as
 ``{"model": ..., "optimizer": ..., "iter_num": 7, "config": {...}}``, or a bare
@@ -50,16 +52,55 @@ import numpy as np
 from taugrad.tensors.core.backend import to_device
 from taugrad.tensors.core.device import as_device, check_device
 from taugrad.tensors.core.node import Tensor
+from taugrad.nn.module import Module
+from taugrad.serialization.module_tree import SAFE_GLOBALS, ModuleFlattener, WeightsOnlyError, module_reader
 from taugrad.serialization.npz import CheckpointError, encode, first_line, read_npz, write_npz
 from taugrad.serialization.pth import TorchCheckpointError, is_torch_archive, read_torch_archive
 
-__all__ = ["save", "load", "CheckpointError"]
+__all__ = ["save", "load", "CheckpointError", "WeightsOnlyError", "add_safe_globals", "get_safe_globals",
+           "clear_safe_globals", "safe_globals"]
+
+
+def add_safe_globals(safe_globals: "list[Any]") -> None:
+    """Allow these classes (and ``nn.functional`` functions) in whole modules loaded with ``weights_only=True``.
+
+    As torch's: an entry is the class itself or a ``(class, name)`` pair.  Nothing is ever imported or
+    called on their account; the list only widens what a default ``load`` agrees to rebuild.
+    """
+    SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals() -> "list[Any]":
+    """The classes and functions :func:`add_safe_globals` allowed, in order."""
+    return list(SAFE_GLOBALS)
+
+
+def clear_safe_globals() -> None:
+    """Forget every class :func:`add_safe_globals` allowed."""
+    SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # noqa: N801  (named as torch.serialization.safe_globals)
+    """``with safe_globals([cls, ...]):`` allows these classes for the block only, as torch's context manager."""
+
+    def __init__(self, safe_globals: "list[Any]") -> None:
+        self.safe_globals = list(safe_globals)
+        self.saved: "list[Any]" = []
+
+    def __enter__(self) -> "safe_globals":
+        self.saved = list(SAFE_GLOBALS)
+        SAFE_GLOBALS.extend(self.safe_globals)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        SAFE_GLOBALS[:] = self.saved
 
 
 def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pickle_protocol: Any = None,
          _use_new_zipfile_serialization: bool = True) -> None:
     """Save ``obj`` (a ``state_dict()``, a checkpoint dict, any nesting of tensors, numbers, strings, ``None``,
-    lists, tuples and dicts) to ``path``, a file name (atomically) or an open binary file.
+    lists, tuples and dicts, or a whole Module written as data) to ``path``, a file name (atomically) or an open
+    binary file.
 
     The previous content of ``path``, if any, is replaced only once the new file
     is complete and on disk.  If ``path`` is a symbolic link, the file it points
@@ -69,18 +110,19 @@ def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pi
 
     torch's ``pickle_module``/``pickle_protocol`` arguments are accepted and ignored: nothing is pickled.
 
-    Raises ``TypeError`` for values that cannot be stored without pickling (a whole Module among them),
+    Raises ``TypeError`` for values that cannot be stored without pickling (an optimizer object, a module
+    attribute that is a lambda or an arbitrary object: the message names it),
     ``ValueError`` for a reference cycle or nesting deeper than ``serialization.npz.MAX_DEPTH``,
     ``FileNotFoundError`` when the directory does not exist and
     ``IsADirectoryError`` when ``path`` is a directory.
     """
-    if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict"):  # a Module or an optimizer
+    if hasattr(obj, "state_dict") and hasattr(obj, "load_state_dict") and not isinstance(obj, Module):
         raise TypeError(
             f"taugrad.save cannot save a whole {type(obj).__name__} (that would need pickle): "
             f"save obj.state_dict() and load it with load_state_dict(taugrad.load(path))"
         )
     if hasattr(path, "write"):  # an open binary file or io.BytesIO: written in place (it is the caller's)
-        write_npz(path, encode(obj))
+        write_npz(path, encode(obj, ModuleFlattener()))
         return
     path = _follow_symlinks(os.fspath(path))
     if os.path.isdir(path):
@@ -89,7 +131,7 @@ def save(obj: Any, path: "str | os.PathLike[str]", pickle_module: Any = None, pi
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"cannot save checkpoint: directory {directory!r} does not exist")
 
-    arrays = encode(obj)
+    arrays = encode(obj, ModuleFlattener())  # before the file is touched: a refused value leaves it as it was
 
     fd, temporary = _create_temporary(path)
     try:
@@ -186,9 +228,14 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     callable ``f(tensor, location)`` returns the tensor to use (None: where
     ``map_location=None`` would put it, as torch's default restore location).
     Tensors of a PyTorch file count as saved from the CPU.
-    torch's other keyword arguments are accepted so that torch code runs
-    unchanged: ``weights_only`` (``True`` or ``False`` read the same: a file is
-    only ever read as data) and ``mmap``.
+    A whole module (written by :func:`save` from a Module) is rebuilt from
+    classes that are already imported and subclass ``Module``, never by calling
+    anything the file names.  With ``weights_only`` ``None`` or ``True`` (torch's
+    default since 2.6) its classes must also have been allowed with
+    :func:`add_safe_globals` or :class:`safe_globals`, else
+    :class:`WeightsOnlyError` tells to pass ``weights_only=False`` if the file is
+    trusted.  Plain data reads the same whatever ``weights_only`` is.
+    ``mmap`` is accepted so that torch code runs unchanged.
     """
     place = _placer(map_location)
     if hasattr(path, "read"):  # an open binary file or io.BytesIO: read whole, then as a file would be
@@ -204,7 +251,7 @@ def load(path: "str | os.PathLike[str]", map_location: Any = None, pickle_module
     torch_file = _read_torch_file(source, where)
     if torch_file is not _NOT_TORCH:
         return torch_file if map_location is None else _place_all(torch_file, place)
-    return read_npz(source, place, where)
+    return read_npz(source, place, where, extension=module_reader(weights_only is not False))
 
 
 def _to(t: Tensor, dev) -> Tensor:

@@ -108,6 +108,10 @@ class _Flattener:
             raise ValueError(f"cannot save {_shorten(path)}: nested more than {MAX_DEPTH} containers deep")
         self.open_containers[id(container)] = path
 
+    def extra_header(self) -> Dict[str, Any]:
+        """Header entries beside the layout (none for plain data; a subclass that writes more kinds adds its tables)."""
+        return {}
+
     def container_layout(self, value: Any, path: str, depth: int) -> dict:
         child = (lambda key: f"{path}.{key}" if path else str(key))
         if isinstance(value, dict):
@@ -138,15 +142,16 @@ def write_npz(file: Any, arrays: Dict[str, np.ndarray]) -> None:
                 np.lib.format.write_array(member, array, allow_pickle=False)
 
 
-def encode(obj: Dict[str, Any]) -> Dict[str, np.ndarray]:
+def encode(obj: Dict[str, Any], flattener: "_Flattener | None" = None) -> Dict[str, np.ndarray]:
     """``obj`` as the archive's entries: its arrays by name, plus the JSON layout in ``__taugrad__``.
 
-    ``TypeError`` for a value that cannot be stored without pickling, ``ValueError`` for a reference
-    cycle or nesting deeper than ``MAX_DEPTH``.
+    ``flattener`` (a ``_Flattener`` subclass) may write more kinds of value than plain data; its
+    ``extra_header()`` goes into the header beside the layout.  ``TypeError`` for a value that cannot be
+    stored without pickling, ``ValueError`` for a reference cycle or nesting deeper than ``MAX_DEPTH``.
     """
-    flattener = _Flattener()
+    flattener = flattener if flattener is not None else _Flattener()
     layout = flattener.layout(obj, "", depth=0)
-    header = {"format": _FORMAT, "version": _VERSION, "layout": layout}
+    header = {"format": _FORMAT, "version": _VERSION, "layout": layout, **flattener.extra_header()}
     arrays = dict(flattener.arrays)
     arrays[_LAYOUT_ENTRY] = np.array(json.dumps(header))  # a 0-d unicode array, no pickling
     return arrays
@@ -231,11 +236,12 @@ def _keep(t: Any, location: str) -> Any:
     return t
 
 
-def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0, place=_keep) -> Any:
+def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0, place=_keep, other=None) -> Any:
     """Inverse of ``_Flattener.layout``; only builds data, never calls anything named in the file.
 
     ``depth`` counts the containers around ``node``; past ``MAX_DEPTH`` the layout is
-    refused, as save refuses to write it.
+    refused, as save refuses to write it.  ``other(kind, content)``, if given, builds the
+    kinds plain data does not have (a whole module's); without it they are malformed.
     """
     if not isinstance(node, dict) or len(node) != 1:
         raise ValueError(f"unexpected layout node {str(node)[:60]}")
@@ -270,12 +276,14 @@ def _rebuild(node: Any, arrays: Dict[str, np.ndarray], depth: int = 0, place=_ke
             key, item = pair
             if isinstance(key, bool) or not isinstance(key, (str, int)):
                 raise ValueError(f"unexpected key {key!r}")
-            result[key] = _rebuild(item, arrays, depth, place)
+            result[key] = _rebuild(item, arrays, depth, place, other)
         return result
     if kind == "list":
-        return [_rebuild(item, arrays, depth, place) for item in content]
+        return [_rebuild(item, arrays, depth, place, other) for item in content]
     if kind == "tuple":
-        return tuple(_rebuild(item, arrays, depth, place) for item in content)
+        return tuple(_rebuild(item, arrays, depth, place, other) for item in content)
+    if other is not None:
+        return other(kind, content)
     raise ValueError(f"unknown layout kind {kind!r}")
 
 
@@ -283,9 +291,13 @@ def _make_tensor(array: np.ndarray) -> Any:
     return Tensor(array)
 
 
-def read_npz(path: Any, place: Callable[[Any, str], Any] = _keep, where: str = "") -> Any:
+def read_npz(path: Any, place: Callable[[Any, str], Any] = _keep, where: str = "", extension=None) -> Any:
     """The object saved in the taugrad ``.npz`` at ``path`` (a file name or a seekable binary file);
     ``place(tensor, saved_location)`` puts each Tensor.
+
+    ``extension(header, arrays, place, where)``, if given, returns the ``other`` builder
+    :func:`_rebuild` uses for kinds beyond plain data; it raises :class:`CheckpointError` itself for a
+    file it refuses.
 
     A plain ``.npz`` (no layout entry) is a dict of Tensors keyed by entry name.  Anything that is not a
     valid checkpoint is :class:`CheckpointError`; nothing is unpickled or called.
@@ -307,6 +319,9 @@ def read_npz(path: Any, place: Callable[[Any, str], Any] = _keep, where: str = "
     if header.get("version") != _VERSION:
         raise CheckpointError(f"{where}: unsupported checkpoint version {header.get('version')!r}")
     try:
-        return _rebuild(header.get("layout"), arrays, place=place)
+        other = extension(header, arrays, place, where) if extension is not None else None
+        return _rebuild(header.get("layout"), arrays, place=place, other=other)
+    except CheckpointError:
+        raise
     except (KeyError, TypeError, ValueError) as err:
         raise CheckpointError(f"{where}: malformed layout ({first_line(err)})") from None
