@@ -13,14 +13,23 @@ them are differentiated by the engine: ``mm(A, D)`` gives ``D`` the gradient
 the sparse gradient PyTorch gives ``A``.  A sparse tensor is its own class,
 beside ``Tensor``, so dense ops pay nothing for it; what it does not implement
 raises one line naming the operation.
+
+The layouts of results are torch's: ``sparse @ dense``, ``dense @ sparse`` and
+``dense + sparse`` are dense; ``sparse @ sparse`` (``sparse.mm``, ``mm``,
+``spmm``) is sparse and coalesced; ``sum`` over some dimensions is sparse, over
+all of them a dense 0-d tensor.  The dense ops ``add``, ``mm``, ``matmul`` and
+``sum`` hand a sparse operand to the functions here (they recognise it by its
+``is_sparse`` class flag, since the tensor core cannot import this module).
 """
 from __future__ import annotations
 
+import sys
 from typing import Any, Optional, Tuple
 
 import numpy as np
 
 from taugrad.tensors.core.backend import array_module
+from taugrad.tensors.core.dtypes import DtypeMismatchError
 from taugrad.tensors.core.node import Tensor, to_array
 from taugrad.tensors.ops.creation import zeros
 from taugrad.tensors.ops.gather import index_add, index_select
@@ -30,7 +39,12 @@ __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "sum", "to_sparse"
 
 def _unsupported(name: str) -> NotImplementedError:
     return NotImplementedError(f"{name}: not supported on a sparse COO tensor (supported: to_dense, coalesce, "
-                               "indices, values, sum, mul by a scalar, sparse.mm/spmm)")
+                               "indices, values, sum, t, mul by a scalar, sparse.mm/spmm/mm/@ with a dense or sparse "
+                               "matrix, dense + sparse)")
+
+
+#: the helpers through which a dense op turns an operand into an array (skipped when naming the op)
+_CONVERTERS = {"to_array", "operand", "_as_operand", "constant", "asarray", "array"}
 
 
 class SparseTensor:
@@ -130,10 +144,28 @@ class SparseTensor:
 
     # -- arithmetic --------------------------------------------------------------
     def sum(self, dim: Any = None, keepdim: bool = False, dtype: Any = None):
-        """Sum of all values (a dense 0-d Tensor); with ``dim``, the dense sum over those dimensions."""
+        r"""Sum of all values (a dense 0-d Tensor); over ``dim``, a coalesced sparse tensor, as torch gives.
+
+        :math:`S[i_{kept}] = \sum_{n:\ \mathrm{indices}[kept, n] = i_{kept}} \mathrm{values}[n]`: each
+        entry keeps the indices of the dimensions not summed (``keepdim``: index 0 in a size-1 dimension),
+        and coalescing adds the entries that then share a position.  Summing every dimension without
+        ``keepdim`` gives the dense 0-d sum.  Gradients reach the values (torch refuses them here).
+        """
+        values = self._values if dtype is None else self._values.to(dtype)
         if dim is None:
-            return self._values.sum()
-        return self.to_dense().sum(dim, keepdim)
+            return values.sum()
+        dims = _dims(dim, self.ndim)
+        if len(dims) == self.ndim and not keepdim:
+            return values.sum()
+        kept = [d for d in range(self.ndim) if d not in dims]
+        if keepdim:
+            indices = self._indices.copy()
+            indices[list(dims)] = 0
+            shape = tuple(1 if d in dims else n for d, n in enumerate(self.shape))
+            summed = SparseTensor(indices, values, shape).coalesce()
+            # torch sums the entries but does not mark this result coalesced (so indices() asks for coalesce())
+            return SparseTensor(summed._indices, summed._values, shape, coalesced=False)
+        return SparseTensor(self._indices[kept], values, tuple(self.shape[d] for d in kept)).coalesce()
 
     def mul(self, other: Any) -> "SparseTensor":
         """Elementwise product by a Python or 0-d scalar: the values are scaled, the indices kept."""
@@ -149,11 +181,37 @@ class SparseTensor:
     def __neg__(self) -> "SparseTensor":
         return self.mul(-1)
 
-    def __matmul__(self, other: Any) -> Tensor:
+    def __matmul__(self, other: Any) -> Any:
+        """``self @ other``: a dense result for a dense matrix or vector, a sparse one for a sparse matrix."""
+        if isinstance(other, Tensor) and other.ndim == 1 and self.ndim == 2:
+            return mm(self, other.unsqueeze(1)).squeeze(1)
         return mm(self, other)
 
-    def mm(self, other: Any) -> Tensor:
+    def __rmatmul__(self, other: Any) -> Any:
+        return mm(other, self)
+
+    def mm(self, other: Any) -> Any:
         return mm(self, other)
+
+    matmul = __matmul__
+
+    def t(self) -> "SparseTensor":
+        """The transpose of a matrix: the two rows of indices swapped (not coalesced any more, as torch's)."""
+        if self.ndim != 2:
+            raise _unsupported(f"t of a {self.ndim}-D tensor")
+        return SparseTensor(self._indices[::-1].copy(), self._values, self.shape[::-1])
+
+    @property
+    def _data(self):
+        # a dense op reached for the array: name that op (the caller) in the one-line error
+        raise _unsupported(sys._getframe(1).f_code.co_name)
+
+    def __array__(self, *args: Any, **kwargs: Any):
+        # a dense op converting its other operand: name that op, the first caller that is not a converter
+        frame = sys._getframe(1)
+        while frame is not None and (frame.f_code.co_name in _CONVERTERS or frame.f_code.co_name[0] == "<"):
+            frame = frame.f_back
+        raise _unsupported(frame.f_code.co_name if frame is not None else "conversion to an array")
 
     def to(self, *args, **kwargs) -> "SparseTensor":
         values = self._values.to(*args, **kwargs)
@@ -227,32 +285,80 @@ def to_sparse(x: Tensor, sparse_dim: Optional[int] = None) -> SparseTensor:
     return SparseTensor(index, values, tuple(x.shape), coalesced=True)
 
 
-def mm(sparse: SparseTensor, dense: Any) -> Tensor:
-    r"""``sparse @ dense`` for a 2-D sparse ``A`` ``(n, k)`` and a dense ``D`` ``(k, m)``: ``out[i] = sum_j A[i, j] D[j]``.
+def _dims(dim: Any, ndim: int) -> Tuple[int, ...]:
+    """``dim`` (an int or a sequence of them, negatives from the end) as distinct dimensions in range."""
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    out = []
+    for d in dims:
+        if not -ndim <= d < ndim:
+            raise IndexError(f"sum: dimension out of range (expected to be in range of [{-ndim}, {ndim - 1}], "
+                             f"but got {d})")
+        out.append(d % ndim)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"sum: dim {dims} names a dimension twice")
+    return tuple(out)
 
-    Computed as the rows ``D[j]`` of each stored entry, scaled by its value and
-    added into row ``i``; gradients: ``dD = A^T G`` and ``dA_{ij} = (G D^T)_{ij}``
-    at the stored entries only.
+
+def _check_pair(a: Any, b: Any) -> None:
+    """Both matrices, inner sizes equal, one dtype (torch converts neither operand of a sparse product)."""
+    if not all(isinstance(x, (SparseTensor, Tensor)) for x in (a, b)) or a.ndim != 2 or b.ndim != 2 \
+            or a.shape[1] != b.shape[0]:
+        shapes = [tuple(x.shape) if isinstance(x, (SparseTensor, Tensor)) else type(x).__name__ for x in (a, b)]
+        raise RuntimeError(f"sparse.mm: shapes {shapes[0]} and {shapes[1]} cannot be multiplied")
+    if a.dtype != b.dtype:
+        raise DtypeMismatchError(f"sparse.mm: expected both operands to have the same dtype, but got {a.dtype} "
+                                 f"and {b.dtype} (convert one, e.g. b.to(a.dtype))")
+
+
+def mm(mat1: Any, mat2: Any) -> Any:
+    r"""The matrix product of two matrices of which at least one is sparse, as ``torch.sparse.mm``/``mm``/``spmm``.
+
+    * sparse ``A`` ``(n, k)`` @ dense ``D`` ``(k, m)``: dense, ``out[i] = sum_j A[i, j] D[j]``, computed as
+      the rows ``D[j]`` of each stored entry, scaled by its value and added into row ``i``; gradients
+      ``dD = A^T G`` and ``dA_{ij} = (G D^T)_{ij}`` at the stored entries only.
+    * dense ``D`` @ sparse ``A``: dense, :math:`(A^T D^T)^T`.
+    * sparse ``A`` @ sparse ``B``: sparse and coalesced, one product :math:`a_{ik} b_{kj}` for each pair of
+      stored entries that meet at ``k``, summed at ``(i, j)``; each value's gradient is
+      :math:`\sum_j G_{ij} b_{kj}` (for ``a_{ik}``) and :math:`\sum_i G_{ij} a_{ik}` (for ``b_{kj}``).
     """
-    if not isinstance(sparse, SparseTensor):
-        raise TypeError(f"sparse.mm: the first operand must be a sparse tensor, got {type(sparse).__name__}")
-    if isinstance(dense, SparseTensor):
-        dense = dense.to_dense()
-    if sparse.ndim != 2 or not isinstance(dense, Tensor) or dense.ndim != 2 or dense.shape[0] != sparse.shape[1]:
-        shape = tuple(dense.shape) if isinstance(dense, Tensor) else type(dense).__name__
-        raise RuntimeError(f"sparse.mm: shapes {sparse.shape} and {shape} cannot be multiplied")
-    rows, cols = Tensor(sparse._indices[0]), Tensor(sparse._indices[1])
-    picked = index_select(dense, 0, cols) * sparse._values.to(dense.dtype).unsqueeze(1)
-    out = zeros(sparse.shape[0], dense.shape[1], dtype=picked.dtype, device=dense.device)
+    if not isinstance(mat1, SparseTensor) and not isinstance(mat2, SparseTensor):
+        raise TypeError(f"sparse.mm: one operand must be a sparse tensor, got {type(mat1).__name__} and "
+                        f"{type(mat2).__name__}")
+    if isinstance(mat1, SparseTensor) and isinstance(mat2, SparseTensor):
+        _check_pair(mat1, mat2)
+        return _sparse_sparse(mat1, mat2)
+    if isinstance(mat2, SparseTensor):
+        _check_pair(mat1, mat2)
+        return mm(mat2.t(), mat1.t()).t()
+    _check_pair(mat1, mat2)
+    rows, cols = Tensor(mat1._indices[0]), Tensor(mat1._indices[1])
+    picked = index_select(mat2, 0, cols) * mat1._values.unsqueeze(1)
+    out = zeros(mat1.shape[0], mat2.shape[1], dtype=picked.dtype, device=mat2.device)
     return index_add(out, 0, rows, picked)
+
+
+def _sparse_sparse(a: SparseTensor, b: SparseTensor) -> SparseTensor:
+    """``a @ b`` of two sparse matrices: every pair of entries ``a[i, k]``, ``b[k, j]``, summed by coalescing."""
+    xp = array_module(a._indices)
+    b_rows = b._indices[0]
+    order = xp.argsort(b_rows, kind="stable")  # b's entries grouped by row
+    counts = xp.bincount(b_rows, minlength=b.shape[0])
+    starts = xp.cumsum(counts) - counts
+    per_a = counts[a._indices[1]]  # how many entries of b each entry of a meets
+    a_pick = xp.repeat(xp.arange(a._nnz()), per_a)
+    first = xp.repeat(xp.cumsum(per_a) - per_a, per_a)
+    b_pick = order[starts[a._indices[1]][a_pick] + xp.arange(len(a_pick)) - first]
+    values = index_select(a._values, 0, Tensor(a_pick)) * index_select(b._values, 0, Tensor(b_pick))
+    indices = xp.stack([a._indices[0][a_pick], b._indices[1][b_pick]]).astype(np.int64)
+    return SparseTensor(indices, values, (a.shape[0], b.shape[1])).coalesce()
 
 
 spmm = mm
 
 
 def sum(input: SparseTensor, dim: Any = None, dtype: Any = None):  # noqa: A001 - torch.sparse.sum's name
-    """``torch.sparse.sum``: the sum of all values, or the dense sum over ``dim``."""
-    return input.sum(dim)
+    """``torch.sparse.sum``: the sum of all values (dense 0-d), or the sparse sum over ``dim``."""
+    return input.sum(dim, dtype=dtype)
 
 
 Tensor.to_sparse = to_sparse

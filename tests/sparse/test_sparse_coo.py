@@ -45,7 +45,7 @@ def test_sum_and_scalar_product():
     np.testing.assert_allclose(tg.sparse.sum(ours).item(), torch.sparse.sum(theirs).item())
     np.testing.assert_allclose((ours * 2.5).to_dense().numpy(), (theirs * 2.5).to_dense().numpy())
     np.testing.assert_allclose((3 * ours).to_dense().numpy(), (3 * theirs).to_dense().numpy())
-    np.testing.assert_allclose(ours.sum(dim=1).numpy(), torch.sparse.sum(theirs, dim=1).to_dense().numpy())
+    np.testing.assert_allclose(ours.sum(dim=1).to_dense().numpy(), torch.sparse.sum(theirs, dim=1).to_dense().numpy())
 
 
 @pytest.mark.parametrize("fn", ["sparse.mm", "spmm", "matmul"])

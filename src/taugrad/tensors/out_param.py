@@ -13,6 +13,7 @@ import functools
 from typing import Any, Callable
 
 from taugrad.grad_mode import STATE, no_grad
+from taugrad.tensors.core.node import is_sparse_operand
 from taugrad.tensors.methods import Tensor
 from taugrad.tensors.ops import creation
 from taugrad.tensors.ops.elementwise import add, div, mul, pow, sub
@@ -46,7 +47,7 @@ def accepts_out(fn: Callable) -> Callable:
 
     @functools.wraps(fn)
     def with_out(*args: Any, out: Any = None, **kwargs: Any) -> Any:
-        if args and not isinstance(args[0], Tensor):  # else an AttributeError from inside the op
+        if args and not isinstance(args[0], Tensor) and not is_sparse_operand(args[0]):  # else an AttributeError
             raise TypeError(f"{fn.__name__}(): argument 'input' must be Tensor, not {type(args[0]).__name__}")
         result = fn(*args, **kwargs)
         return result if out is None else _write_out(fn.__name__, result, out, args)

@@ -701,6 +701,15 @@ def check_same_device(op: str, *tensors) -> None:
         raise mixed
 
 
+def is_sparse_operand(x) -> bool:
+    """Whether ``x`` is a sparse tensor (``taugrad.sparse.SparseTensor``, a class beside Tensor).
+
+    Recognised by its ``is_sparse`` class flag, since the core cannot import that module; the few dense ops
+    torch defines on a sparse operand (``add``, ``mm``, ``matmul``, ``sum``) hand it to its methods.
+    """
+    return getattr(type(x), "is_sparse", None) is True
+
+
 def operand(x, like: Tensor) -> Tensor:
     """The other operand of a binary op as a Tensor.
 

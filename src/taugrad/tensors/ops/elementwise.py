@@ -20,7 +20,7 @@ from taugrad.tensors.core.args import broadcast_error, integer_scalar
 from taugrad.tensors.core.dtypes import as_dtype, float_input, promote, promote_number, result_type
 from taugrad.tensors.core.errstate import quiet
 from taugrad.tensors.core.node import ComplexGradError, array_module, check_same_device, constant, device_mismatch, make
-from taugrad.tensors.core.node import operand
+from taugrad.tensors.core.node import is_sparse_operand, operand
 from taugrad.tensors.core.node import Tensor, _dtype_of
 from taugrad.tensors.core.rule import G_OR_NEW, NEW, Rule, forward_of, overwriting, register, rule, shown_as
 
@@ -117,6 +117,8 @@ def add(a: Tensor, b, *, alpha=1) -> Tensor:
         if type(b) is int and isinstance(error, OverflowError):  # int8 tensor + 1000: wraps, as torch
             return add(a, number_in_dtype(b, a))
         raise binary_error("add", a, b, error) from None
+    if is_sparse_operand(b):  # dense + sparse is dense in torch: the sparse values added at their positions
+        return add(a, b.to_dense())
     return add(a, operand(b, a))
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.dtypes import DtypeMismatchError
-from taugrad.tensors.core.node import check_same_device, device_mismatch, make, operand
+from taugrad.tensors.core.node import check_same_device, device_mismatch, is_sparse_operand, make, operand
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.core.rule import G_OR_NEW, NEW, Rule, forward_of, register, rule
 
@@ -79,7 +79,11 @@ def _shape_error(a: Tensor, b: Tensor) -> ValueError:
 @register("matmul", methods=("matmul", "__matmul__"))
 def matmul(a: Tensor, b) -> Tensor:
     """Matrix product ``a @ b``: 1-D operands are vectors, leading dimensions are batches."""
+    if not isinstance(a, Tensor) and is_sparse_operand(a):  # torch.matmul(sparse, x): taugrad.sparse's product
+        return a @ b
     if not isinstance(b, Tensor):
+        if is_sparse_operand(b):
+            return b.__rmatmul__(a)
         b = operand(b, a)
     if a._data.dtype is not b._data.dtype and a._data.dtype != b._data.dtype:
         raise DtypeMismatchError(f"matmul: expected both operands to have the same dtype, but got {a.dtype} @ "
@@ -233,6 +237,8 @@ def _dims(shape) -> str:
 @register("mm", methods=("mm",))
 def mm(a: Tensor, b) -> Tensor:
     """Matrix product of two matrices (``matmul`` restricted to 2-D, as ``torch.mm``)."""
+    if is_sparse_operand(a) or is_sparse_operand(b):  # one operand sparse: taugrad.sparse's product
+        return a.mm(b) if is_sparse_operand(a) else b.__rmatmul__(a)
     b = _as_operand(b, a, "mm")
     if a.ndim != 2 or b.ndim != 2:
         which = "self" if a.ndim != 2 else "mat2"

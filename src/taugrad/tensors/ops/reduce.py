@@ -17,7 +17,7 @@ import numpy as np
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.args import normalize_dim, normalize_dims, pick
 from taugrad.tensors.core.errstate import quiet
-from taugrad.tensors.core.node import array_module, constant, make
+from taugrad.tensors.core.node import array_module, constant, is_sparse_operand, make
 from taugrad.tensors.core.node import Tensor
 from taugrad.tensors.core.rule import Rule, forward_of, register, rule, shown_as
 
@@ -86,6 +86,8 @@ _SUM_DIMS = Rule("sum", sum_backward.backward, shows=shown_as("SumBackward1"))
 @register("sum", methods=("sum",))
 def sum(x: Tensor, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
     """Sum over ``dim`` (all dimensions by default)."""
+    if not isinstance(x, Tensor) and is_sparse_operand(x):  # torch.sum(sparse, dim): a sparse result
+        return x.sum(dim, keepdim)
     if dim is None and axis is None and not keepdim and not keepdims:
         data = x._data
         if data.dtype.kind == "f" and type(data) is np.ndarray:  # straight into a 0-d array, not a NumPy scalar
