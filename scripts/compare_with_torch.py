@@ -31,8 +31,8 @@ Then the two standard outputs are compared line by line:
   from the time).  Standard error (progress bars, warnings) is not compared.
 
 ``--baseline`` adds a third run, PyTorch against itself with every
-parameter scaled by ``1 + eps`` (one unit in the last place of its dtype)
-when it is handed over: a long training run at a high learning rate is
+parameter value scaled by ``1 + eps`` or ``1 - eps`` in turn (one unit in
+the last place of its dtype) when it is handed over: a long training run at a high learning rate is
 chaotic, and a difference in the last bit grows until the printed losses
 part (word_language_model's RNN at its learning rate of 20 parts within 100
 batches even in float64).  Where PyTorch parts from itself as soon as from
@@ -150,6 +150,7 @@ def compare_outputs(torch_out: str, taugrad_out: str, rtol: float = 1e-4) -> Com
                 bad.append(f"{a.text} vs {b.text}")
         if bad:
             result.differences.append((i, t_line, g_line, "numbers differ: " + ", ".join(bad)))
+    result.differences.sort(key=lambda difference: difference[0])
     return result
 
 
@@ -251,6 +252,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                                lines=opts.lines, dtype=opts.dtype, before=opts.before)
         taugrad_run = run_engine("taugrad", folder, opts.seed, opts.program, opts.args, opts.timeout,
                                  lines=opts.lines, dtype=opts.dtype, before=opts.before)
+        standin = os.path.exists(os.path.join(folder, "torchvision_standin"))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     if opts.show:
@@ -259,6 +261,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     ok = torch_run.returncode == 0 and taugrad_run.returncode == 0
     result = compare_outputs(torch_run.stdout, taugrad_run.stdout, opts.rtol) if ok else None
     print(report(torch_run, taugrad_run, result, opts.rtol))
+    if standin:
+        print("(the PyTorch run imported torchvision_standin.py: taugrad.vision's data sets and transforms, "
+              "samples handed to torch through NumPy)")
     if opts.baseline and torch_run.returncode == 0:
         folder = tempfile.mkdtemp(prefix="compare_with_torch_")
         try:

@@ -252,11 +252,14 @@ class SharedRandomness:
             return
         path = os.path.join(self.folder, f"parameters_{self.events:04d}.npz")
         self.events += 1
-        if self.role == "nudge":  # PyTorch against itself: each value moved by one unit in its last place
+        if self.role == "nudge":
+            # PyTorch against itself: each value moved by one unit in its last place, up and down in turn (a
+            # common scale would be undone by any normalisation layer after it)
             with self.tg.no_grad():
                 for p in fresh:
                     if p.is_floating_point():
-                        p.mul_(1.0 + self.tg.finfo(p.dtype).eps)
+                        signs = np.where(np.arange(p.numel()) % 2 == 0, 1.0, -1.0).reshape(tuple(p.shape))
+                        p.mul_(self.tensor(1.0 + self.tg.finfo(p.dtype).eps * signs, p.dtype, p.device))
             return
         if self.role == "record":
             np.savez(path, *[p.detach().cpu().numpy() for p in fresh])
@@ -335,6 +338,19 @@ class SharedRandomness:
         return draw
 
 
+def _torchvision_if_missing(torch: Any, folder: str) -> None:
+    """Where torchvision is not installed, the stand-in of ``torchvision_standin.py`` (and a note in ``folder``)."""
+    import importlib.util
+    if importlib.util.find_spec("torchvision") is not None:
+        return
+    spec = importlib.util.spec_from_file_location("torchvision_standin",
+                                                  os.path.join(os.path.dirname(__file__), "torchvision_standin.py"))
+    standin = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(standin)
+    standin.install(torch)
+    open(os.path.join(folder, "torchvision_standin"), "w").close()
+
+
 def _run_with_torch(program: str, args: Sequence[str]) -> int:
     """``python program.py args``: the script as ``__main__``, its folder first on ``sys.path``, its exit status."""
     import runpy
@@ -358,7 +374,8 @@ def run(engine: str, folder: str, seed: int, commands: Sequence[Sequence[str]], 
     taugrad), the shim installed; stop at the first that fails.
 
     ``dtype="float64"`` makes float64 the default dtype first (``torch.set_default_dtype``), in both runs.
-    ``engine="torch-nudged"`` is PyTorch with each parameter scaled by ``1 + eps`` when it is handed over.
+    ``engine="torch-nudged"`` is PyTorch with each parameter's values scaled by ``1 + eps`` and ``1 - eps`` in
+    turn when it is handed over.
     """
     if engine in ("torch", "torch-nudged"):
         import torch
@@ -367,6 +384,7 @@ def run(engine: str, folder: str, seed: int, commands: Sequence[Sequence[str]], 
         import torch.optim
         import torch.utils.data
         SharedRandomness(torch, "record" if engine == "torch" else "nudge", folder, seed).install()
+        _torchvision_if_missing(torch, folder)
         if dtype:
             torch.set_default_dtype(getattr(torch, dtype))
         one = _run_with_torch

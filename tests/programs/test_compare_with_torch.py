@@ -139,4 +139,5 @@ def test_the_baseline_run_moves_each_parameter_by_one_unit_in_the_last_place(tmp
 
     weights = torch.nn.Parameter(torch.ones(3))
     _shim()(torch, "nudge", str(tmp_path), 0).hand_over([weights], "the test")
-    assert weights.detach().tolist() == [1.0 + torch.finfo(torch.float32).eps] * 3
+    eps = torch.finfo(torch.float32).eps
+    assert weights.detach().tolist() == [1.0 + eps, 1.0 - eps, 1.0 + eps]  # not a common scale
