@@ -185,11 +185,16 @@ def test_a_tensor_view_past_its_storage_is_refused(tmp_path):
         taugrad.load(tmp_path / "bad.pth")
 
 
-def test_saving_a_whole_module_says_to_save_the_state_dict(tmp_path):
+def test_saving_a_whole_module_loads_back_with_weights_only_false_as_the_tutorial_does(tmp_path):
+    """saveloadrun_tutorial: ``torch.save(model, 'model.pth')``, then ``torch.load('model.pth', weights_only=False)``
+    (the default weights_only=True refuses it, one line, as torch 2.6+ does)."""
     model = tnn.Linear(2, 2)
-    with pytest.raises(TypeError, match=r"save obj.state_dict\(\)") as info:
-        taugrad.save(model, tmp_path / "model.pth")
-    assert "\n" not in str(info.value) and not (tmp_path / "model.pth").exists()
+    taugrad.save(model, tmp_path / "model.pth")
+    with pytest.raises(taugrad.CheckpointError, match="weights_only=False") as info:
+        taugrad.load(tmp_path / "model.pth")
+    assert "\n" not in str(info.value)
+    again = taugrad.load(tmp_path / "model.pth", weights_only=False)
+    assert type(again) is tnn.Linear and taugrad.equal(again.weight, model.weight)
 
 
 def test_legacy_torch_pickle_is_refused_with_how_to_convert(tmp_path):
