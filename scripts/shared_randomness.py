@@ -347,8 +347,7 @@ def _torchvision_if_missing(torch: Any, folder: str) -> None:
                                                   os.path.join(os.path.dirname(__file__), "torchvision_standin.py"))
     standin = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(standin)
-    standin.install(torch)
-    open(os.path.join(folder, "torchvision_standin"), "w").close()
+    standin.install(torch, lambda: open(os.path.join(folder, "torchvision_standin"), "w").close())
 
 
 def _run_with_torch(program: str, args: Sequence[str]) -> int:

@@ -15,13 +15,43 @@ transform the program applies itself to a ``torch`` tensor is not supported.
 """
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import sys
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
 
-def install(torch: Any) -> None:
-    """Make ``import torchvision`` (and its ``datasets``, ``transforms``, ``utils``) give the stand-in."""
+class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Builds the stand-in when the program first imports ``torchvision`` (and tells ``imported``)."""
+
+    def __init__(self, torch: Any, imported: Callable[[], None]) -> None:
+        self.torch, self.imported = torch, imported
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torchvision" and not fullname.startswith("torchvision."):
+            return None
+        if "torchvision" not in sys.modules:
+            build(self.torch)
+            self.imported()
+        if fullname not in sys.modules:
+            return None  # a part of torchvision the stand-in lacks (models, ops...): ModuleNotFoundError
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec):
+        return sys.modules[spec.name]
+
+    def exec_module(self, module) -> None:
+        pass
+
+
+def install(torch: Any, imported: Callable[[], None]) -> None:
+    """Make ``import torchvision`` give the stand-in, built at that import; ``imported()`` is called then."""
+    sys.meta_path.append(_Finder(torch, imported))
+
+
+def build(torch: Any) -> None:
+    """Put the stand-in ``torchvision`` (and its ``datasets``, ``transforms``, ``utils``) in ``sys.modules``."""
     import numpy as np
 
     import taugrad
