@@ -341,13 +341,15 @@ def _sparse_sparse(a: SparseTensor, b: SparseTensor) -> SparseTensor:
     """``a @ b`` of two sparse matrices: every pair of entries ``a[i, k]``, ``b[k, j]``, summed by coalescing."""
     xp = array_module(a._indices)
     b_rows = b._indices[0]
-    order = xp.argsort(b_rows, kind="stable")  # b's entries grouped by row
+    # b's entries grouped by row, in stored order within a row (unique keys: the same order on every backend)
+    order = xp.argsort(b_rows * max(b._nnz(), 1) + xp.arange(b._nnz()))
     counts = xp.bincount(b_rows, minlength=b.shape[0])
     starts = xp.cumsum(counts) - counts
     per_a = counts[a._indices[1]]  # how many entries of b each entry of a meets
-    a_pick = xp.repeat(xp.arange(a._nnz()), per_a)
-    first = xp.repeat(xp.cumsum(per_a) - per_a, per_a)
-    b_pick = order[starts[a._indices[1]][a_pick] + xp.arange(len(a_pick)) - first]
+    ends = xp.cumsum(per_a)
+    pair = xp.arange(int(ends[-1]) if len(ends) else 0)
+    a_pick = xp.searchsorted(ends, pair, side="right")  # the entry of a each pair belongs to
+    b_pick = order[starts[a._indices[1]][a_pick] + pair - (ends - per_a)[a_pick]]
     values = index_select(a._values, 0, Tensor(a_pick)) * index_select(b._values, 0, Tensor(b_pick))
     indices = xp.stack([a._indices[0][a_pick], b._indices[1][b_pick]]).astype(np.int64)
     return SparseTensor(indices, values, (a.shape[0], b.shape[1])).coalesce()
