@@ -35,13 +35,15 @@ def _save(figure: Any, path: "str | os.PathLike[str]") -> str:
     return path
 
 
-def plot_history(history: Dict[str, Sequence[float]], path: "str | os.PathLike[str]", title: Optional[str] = None) -> str:
+def plot_history(history: Dict[str, Sequence[float]], path: "str | os.PathLike[str]", title: Optional[str] = None,
+                 xlabel: str = "epoch") -> str:
     """Plot per-epoch curves to a PNG at ``path``; returns the path.
 
     ``history`` maps a curve name to its values, one per epoch, e.g.
     ``{"loss": [...], "train_accuracy": [...], "test_accuracy": [...]}``.  Curves
     whose name contains ``"loss"`` go in the left panel, the others (accuracies,
     fractions in [0, 1]) in the right one, each against epoch 1, 2, ...
+    (``xlabel`` renames the axis for curves recorded per step).
     """
     if not isinstance(history, dict) or not history:
         raise ValueError("history must be a non-empty dict of curve name -> list of per-epoch values")
@@ -55,7 +57,7 @@ def plot_history(history: Dict[str, Sequence[float]], path: "str | os.PathLike[s
             values = np.asarray(values, dtype=np.float64)
             axes.plot(np.arange(1, len(values) + 1), values, label=name)
         axes.xaxis.get_major_locator().set_params(integer=True)
-        axes.set_xlabel("epoch")
+        axes.set_xlabel(xlabel)
         axes.set_ylabel(label)
         if label == "loss" and all(np.all(np.asarray(v, dtype=float) > 0) for v in curves.values()):
             axes.set_yscale("log")

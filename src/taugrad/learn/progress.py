@@ -40,7 +40,8 @@ class TrainingProgress:
     ...         ...  # train
     ...         progress.update(epoch, loss, accuracy, samples_per_second)
 
-    ``use_rich``: ``None`` (default) picks rich when it is installed and
+    ``unit`` names what an update counts (``"epoch"``; ``"step"`` for a run
+    reported step by step).  ``use_rich``: ``None`` (default) picks rich when it is installed and
     ``stream`` is a terminal; ``False`` forces plain lines.  ``enabled=False``
     shows nothing.
     """
@@ -53,12 +54,14 @@ class TrainingProgress:
         every: Optional[int] = None,
         enabled: bool = True,
         description: str = "training",
+        unit: str = "epoch",
     ) -> None:
         self.epochs = int(epochs)
         self.stream = stream if stream is not None else sys.stdout
         self.enabled = enabled
         self.every = every if every else max(1, self.epochs // 10)
         self.description = description
+        self.unit = unit  # what one update counts: "epoch", or "step" for a run measured in steps
         if use_rich is None:
             use_rich = _is_terminal(self.stream) and rich_available()
         self.use_rich = bool(use_rich) and enabled
@@ -72,7 +75,7 @@ class TrainingProgress:
 
             self._bar = Progress(
                 TextColumn("[bold]{task.description}"),
-                TextColumn("epoch"),
+                TextColumn(self.unit),
                 MofNCompleteColumn(),
                 BarColumn(),
                 TextColumn("{task.fields[stats]}"),
@@ -98,7 +101,7 @@ class TrainingProgress:
             self._bar.update(self._task, completed=epoch, stats=stats)
         elif epoch % self.every == 0 or epoch == self.epochs or epoch == 1:
             width = len(str(self.epochs))
-            print(f"epoch {epoch:>{width}}/{self.epochs}  {stats}", file=self.stream, flush=True)
+            print(f"{self.unit} {epoch:>{width}}/{self.epochs}  {stats}", file=self.stream, flush=True)
 
     def __exit__(self, *exc_info: object) -> None:
         if self._bar is not None:
