@@ -8,9 +8,9 @@ from whichever ``nn`` namespace it is given (taugrad's or torch's: the same code
 builds both).  Trained with SGD (momentum 0.9, weight decay 5e-4) and
 cross-entropy.  Data: seeded random CIFAR-shaped images and labels by default
 (``--train-size`` of them), or the real CIFAR-10 with ``--data DIR``, where
-``DIR`` holds the binary version's ``data_batch_1.bin`` ... ``data_batch_5.bin``
-and ``test_batch.bin`` (or a ``cifar-10-batches-bin`` folder with them); then the
-test accuracy over the first ``--eval-size`` test images is printed at the end.
+``DIR`` is torchvision's CIFAR-10 root (holding ``cifar-10-batches-py/``, or the
+binary version's ``cifar-10-batches-bin/``); then the test accuracy over the
+first ``--eval-size`` test images is printed at the end.
 
 When torch is importable (and ``--no-torch`` is not given), a torch copy of the
 same model starts from taugrad's initial weights and trains on the same batches,
@@ -22,7 +22,6 @@ is more than one).  ``--plot`` draws both loss curves (matplotlib).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from typing import List, Optional, Tuple
@@ -33,11 +32,11 @@ import taugrad
 import taugrad.nn.functional as F
 from taugrad import nn, optim
 from taugrad.learn.progress import TrainingProgress
+from taugrad.vision.datasets import CIFAR10
 
 # Per-channel mean and standard deviation of the CIFAR-10 training images (pixels in [0, 1]).
 CIFAR_MEAN = np.array([0.4914, 0.4822, 0.4465], dtype=np.float32).reshape(1, 3, 1, 1)
 CIFAR_STD = np.array([0.2470, 0.2435, 0.2616], dtype=np.float32).reshape(1, 3, 1, 1)
-RECORD = 1 + 3 * 32 * 32  # one label byte, then 1024 red, 1024 green and 1024 blue pixel bytes
 
 
 def resnet20(nn, num_classes: int = 10):
@@ -82,35 +81,15 @@ def resnet20(nn, num_classes: int = 10):
     )
 
 
-def read_cifar_bin(path: str) -> Tuple[np.ndarray, np.ndarray]:
-    """One file of CIFAR-10's binary version: (uint8 images (n, 3, 32, 32), int64 labels (n,)).
-
-    Each record is one label byte (0-9) followed by the 32x32 red, green and
-    blue planes, row by row: 3073 bytes, no header.
-    """
-    raw = np.fromfile(path, dtype=np.uint8)
-    if raw.size == 0 or raw.size % RECORD:
-        raise ValueError(f"read_cifar_bin: {path} holds {raw.size} bytes, not a whole number of "
-                         f"{RECORD}-byte CIFAR-10 records")
-    records = raw.reshape(-1, RECORD)
-    labels = records[:, 0].astype(np.int64)
-    if labels.max() > 9:
-        raise ValueError(f"read_cifar_bin: {path} has label {labels.max()} (CIFAR-10 labels are 0-9)")
-    return records[:, 1:].reshape(-1, 3, 32, 32), labels
-
-
 def load_cifar10(root: str, train: bool) -> Tuple[np.ndarray, np.ndarray]:
-    """The training (five batches) or test images of CIFAR-10's binary version under ``root``."""
-    folder = os.path.join(root, "cifar-10-batches-bin")
-    folder = folder if os.path.isdir(folder) else root
-    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if train else ["test_batch.bin"]
-    paths = [os.path.join(folder, name) for name in names]
-    missing = [p for p in paths if not os.path.isfile(p)]
-    if missing:
-        raise FileNotFoundError(f"CIFAR-10 binary files not found: {', '.join(missing)} "
-                                f"(the 'CIFAR-10 binary version' archive, cifar-10-binary.tar.gz, unpacked)")
-    parts = [read_cifar_bin(p) for p in paths]
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    """CIFAR-10's training or test split under ``root``: (uint8 images (n, 3, 32, 32), int64 labels (n,)).
+
+    ``root`` is laid out as for ``torchvision.datasets.CIFAR10``: it holds
+    ``cifar-10-batches-py/`` (torchvision's download) or ``cifar-10-batches-bin/``
+    (the binary version), read by :class:`taugrad.vision.datasets.CIFAR10`.
+    """
+    dataset = CIFAR10(root, train=train)
+    return np.ascontiguousarray(dataset.data.transpose(0, 3, 1, 2)), np.asarray(dataset.targets, dtype=np.int64)
 
 
 def normalise(images: np.ndarray) -> np.ndarray:
@@ -185,7 +164,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--train-size", type=int, default=1024, help="random images to draw (without --data)")
-    parser.add_argument("--data", metavar="DIR", help="CIFAR-10 binary version (data_batch_N.bin, test_batch.bin)")
+    parser.add_argument("--data", metavar="DIR", help="CIFAR-10 root as torchvision's (cifar-10-batches-py/ or -bin/)")
     parser.add_argument("--eval-size", type=int, default=1000, help="test images to score (with --data)")
     parser.add_argument("--plot", metavar="PNG", help="write the loss curves here (needs matplotlib)")
     parser.add_argument("--no-torch", action="store_true", help="do not run torch beside taugrad")
