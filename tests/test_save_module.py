@@ -169,6 +169,15 @@ def test_a_file_naming_another_class_is_refused_in_one_line(module, qualname, ex
     assert set(sys.modules) == before  # nothing the file names was imported
 
 
+def test_a_tampered_hook_registry_is_refused():
+    def change(header):
+        header["modules"][0]["attributes"].append(["_forward_hooks", {"dict": [[0, {"function": "relu"}]]}])
+        header["functions"] = ["relu"]
+
+    with pytest.raises(CheckpointError, match="malformed layout .unexpected attribute name '_forward_hooks'"):
+        taugrad.load(rewritten(saved(nn.Linear(2, 2)), change), weights_only=False)
+
+
 def test_a_tampered_function_name_is_refused():
     def change(header):
         header["functions"] = ["system"]

@@ -81,6 +81,11 @@ def _lookup(module_name: Any, qualname: Any) -> Any:
     return obj
 
 
+def _is_hook_registry(name: str) -> bool:
+    """``_forward_hooks``, ``_backward_pre_hooks`` and the like: registries of callables, never saved."""
+    return name.startswith("_") and "hook" in name
+
+
 def _is_functional(value: Any) -> bool:
     return isinstance(value, types.FunctionType) and vars(functional).get(value.__name__) is value
 
@@ -160,7 +165,7 @@ class ModuleFlattener(_Flattener):
             for name, value in d.items():
                 if name in _REGISTRIES:
                     continue
-                if "hook" in name and name.startswith("_"):
+                if _is_hook_registry(name):
                     if value:
                         raise TypeError(f"cannot save {path}: it has hooks registered ({name}), which are code; "
                                         "remove them before saving")
@@ -254,8 +259,8 @@ def module_reader(weights_only: bool) -> Callable[..., Any]:
                 (str(n), None if i is None else other("module", i)) for n, i in record["modules"])
             state["_forward_hooks"] = OrderedDict()
             for name, node in record["attributes"]:
-                if not isinstance(name, str) or name in _REGISTRIES:
-                    raise ValueError(f"unexpected attribute name {name!r}")
+                if not isinstance(name, str) or name in _REGISTRIES or _is_hook_registry(name):
+                    raise ValueError(f"unexpected attribute name {str(name)[:60]!r}")  # save never writes hooks
                 state[name] = _rebuild(node, arrays, place=place, other=other)
         return other
 
