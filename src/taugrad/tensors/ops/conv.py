@@ -24,23 +24,28 @@ with the ops here plus ``@``, ``reshape`` and ``sum``, so with
 Layouts (measured, see the README's CNN section): the columns are filled by
 one strided slice copy per kernel offset (``kh * kw`` copies), never by
 ``sliding_window_view`` + ``tensordot`` or ``einsum``, which were 2-4x
-slower.  Three column layouts: channels-last rows ``(N*OH*OW, kh*kw*C)``
+slower.  Four column layouts: channels-last rows ``(N*OH*OW, kh*kw*C)``
 with one GEMM for the whole batch (when there are at least as many channels
-as output columns, or the map is small; the output then stays channels-last,
-an (N, O, OH, OW) view of (N, OH, OW, O) memory, which the next layers read
-without a copy); batch-last for few channels on a larger map: the input as
-(H, C, W, N) memory, its im2col over the kernel columns only,
-``(Hp, C*kw, OW*N)``, kh times smaller than full columns, and one
-``(O, kh*C*kw) x (kh*C*kw, OW*N)`` GEMM per output row on a contiguous block
-of it (the output, (OH, O, OW, N) memory, is again an (N, O, OH, OW) view
-the next layers read in place); and ``(N, C*kh*kw, L)`` with one product per
-sample and group for grouped convolutions.  The forward keeps its columns
-for the weight gradient (the batch-last layout keeps its padded input, kw
-times smaller, and makes the columns again); they are freed with the graph
-after ``backward()``.  The batch-last layout's padded copies and columns
-come from buffers reused across steps (``_WORKSPACES``), so a training step
-maps no fresh memory for them; its input gradient at stride 1 is itself a
-convolution (of the gradient with the flipped kernel), with no scatter-adds.
+as output columns, or the map is small; the product comes out as
+(N, OH, OW, O) memory); the image layout for enough channels on a larger
+map: the (N, C, H, W) memory itself, its im2col over the kernel columns
+only, ``(N, C*kw, Hp*OW)``, kh times smaller than full columns, and for
+each kernel row one batched ``(O, C*kw) x (C*kw, OH*OW)`` product on a
+strided view of it (rows Hp*OW apart), the output (N, O, OH, OW) as torch
+lays it out, so BatchNorm, ReLU and the residual add around it read and
+write the same memory order and nothing is copied at a layer boundary;
+batch-last for few channels on a larger map: the input as (H, C, W, N)
+memory, its im2col over the kernel columns only, ``(Hp, C*kw, OW*N)``,
+and one ``(O, kh*C*kw) x (kh*C*kw, OW*N)`` GEMM per output row on a
+contiguous block of it (the output, (OH, O, OW, N) memory); and
+``(N, C*kh*kw, L)`` with one product per sample and group for grouped
+convolutions.  The forward keeps its columns for the weight gradient (the
+image and batch-last layouts keep their padded input, kw times smaller, and
+make the columns again); they are freed with the graph after
+``backward()``.  Their padded copies and columns come from buffers reused
+across steps (``_WORKSPACES``), so a training step maps no fresh memory for
+them; the image layout's input gradient at stride 1 is itself a convolution
+(of the gradient with the flipped kernel), with no scatter-adds.
 """
 from __future__ import annotations
 
@@ -334,22 +339,6 @@ def _batch_input_grad(g, w, padded_hw, stride, dilation):
     return full
 
 
-def _batch_input_grad_as_conv(g, w, in_hw, padding, dilation):
-    """dL/dx of a stride-1 convolution as a convolution of G: ``conv2d(G, W')`` with
-    ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``.
-
-    Each input pixel gathers the outputs its windows reached, through the
-    flipped kernel: the same columns and row products as the forward, with
-    no scatter-adds (col2im's nine strided additions over the image).
-    """
-    _, _, kh, kw = w.shape
-    (ph, pw), (dh, dw) = padding, dilation
-    flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
-    gpad = batch_last_padded(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw)
-    cols = batch_columns(gpad, kw, 1, dw, in_hw[1])
-    return _batch_forward(cols, flipped, (1, 1), dilation, in_hw[0]).transpose(3, 1, 0, 2)
-
-
 def _batch_weight_grad(g, cols, w_shape, stride, dilation):
     """``dW = sum over output rows y of G_y cols_y^T``, from :func:`batch_columns`.
 
@@ -391,18 +380,118 @@ def _grouped_outer(a, b):
 _SMALL_MAP = 64
 
 
-def _layout(c: int, oh: int, ow: int, groups: int) -> str:
-    """Where the column copies run: along channels ("rows", channels-last), along the batch
-    ("batch", batch-last) or along image rows ("planes", grouped convolutions).
+#: the image layout's products are per sample: at least this many (channel, kernel column) pairs and
+#: output pixels, or they are too small (LeNet-5's second layer, 30 x 100, ran 2x slower than batch-last)
+_IMAGE_DEPTH = 16
+_IMAGE_PIXELS = 256
+
+
+def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 1) -> str:
+    """Where the column copies run: along channels ("rows", channels-last), along image rows of
+    the (N, C, H, W) memory itself ("image"), along the batch ("batch", batch-last) or per
+    sample and group ("planes", grouped convolutions).
 
     Channels-last when the runs of C values are at least as long as the image
-    rows, or the map is small (the output then stays channels-last, which
-    the next ReLU and pooling read along whole channel runs); batch-last for
-    few channels on a larger map, where the copies move runs of OW*N values.
+    rows, or the map is small.  On a larger map, the image layout when there
+    are enough channels (C*kw of them) for row-stride-1 products: it reads
+    and writes (N, C, H, W) memory as torch's default layout has it, so the
+    layers around it copy nothing; batch-last for fewer channels, where the
+    copies move runs of OW*N values.
     """
     if groups != 1:
         return "planes"
-    return "rows" if c >= ow or oh * ow <= _SMALL_MAP else "batch"
+    if c >= ow or oh * ow <= _SMALL_MAP:
+        return "rows"
+    image = c * kw >= _IMAGE_DEPTH and oh * ow >= _IMAGE_PIXELS and stride_h == 1
+    return "image" if image else "batch"
+
+
+def image_columns(xpad, kernel_w: int, stride_w: int, dilation_w: int, ow: int):
+    """Column offsets of the padded input (N, C, Hp, Wp) in its own layout: (N, C, kw, Hp, OW).
+
+    ``cols[n, c, j, y, x] = xpad[n, c, y, x*s + j*d]``: the im2col over the
+    kernel's columns only.  For kernel row ``i`` the columns of every output
+    pixel of sample ``n`` are then the (C*kw, OH*OW) matrix starting at padded
+    row ``i*d`` with a row step of Hp*OW (:func:`_image_rows`): no copy per
+    kernel row, and a buffer kh times smaller than full columns, reused
+    across steps.
+    """
+    n, c, hp, _ = xpad.shape
+    cols = _WORKSPACES.empty(array_module(xpad), (n, c, kernel_w, hp, ow), xpad.dtype)
+    for j in range(kernel_w):
+        cols[:, :, j] = xpad[:, :, :, _window(j, dilation_w, stride_w, ow)]
+    return cols
+
+
+def _image_rows(cols, i: int, dilation_h: int, oh: int):
+    """The (N, C*kw, OH*OW) columns of kernel row ``i`` (a strided view: rows Hp*OW apart)."""
+    n, c, kw, hp, ow = cols.shape
+    start = i * dilation_h * ow
+    return cols.reshape(n, c * kw, hp * ow)[:, :, start:start + oh * ow]
+
+
+def image_padded(x, ph: int, pw: int):
+    """``x`` (N, C, H, W) zero-padded, in a buffer reused across steps (``x`` itself if unpadded and contiguous)."""
+    if not ph and not pw and x.flags.c_contiguous:
+        return x
+    n, c, h, w = x.shape
+    out = _WORKSPACES.empty(array_module(x), (n, c, h + 2 * ph, w + 2 * pw), x.dtype)
+    if ph or pw:
+        out[:, :, :ph] = 0
+        out[:, :, ph + h:] = 0
+        out[:, :, ph:ph + h, :pw] = 0
+        out[:, :, ph:ph + h, pw + w:] = 0
+    out[:, :, ph:ph + h, pw:pw + w] = x
+    return out
+
+
+def _image_forward(cols, w, dilation_h: int, oh: int):
+    """The convolution from :func:`image_columns`: (N, O, OH, OW), one batched product per kernel row.
+
+    ``out[n] = sum_i W_i cols_i[n]`` with ``W_i = w[:, :, i, :]`` as an
+    (O, C*kw) matrix; each product runs over the whole batch at once.
+    """
+    n, _, _, _, ow = cols.shape
+    o, kh = w.shape[0], w.shape[2]
+    xp = array_module(cols)
+    out = xp.empty((n, o, oh * ow), dtype=cols.dtype)
+    part = _WORKSPACES.empty(xp, (n, o, oh * ow), cols.dtype) if kh > 1 else None
+    for i in range(kh):
+        w_i = xp.ascontiguousarray(w[:, :, i, :]).reshape(o, -1)
+        xp.matmul(w_i, _image_rows(cols, i, dilation_h, oh), out=out if i == 0 else part)
+        if i:
+            out += part
+    return out.reshape(n, o, oh, ow)
+
+
+def _image_weight_grad(g, cols, w_shape, dilation_h: int):
+    """``dW[:, :, i, :] = sum_n G[n] cols_i[n]^T`` from :func:`image_columns` (G as (N, O, OH*OW))."""
+    o, c, kh, kw = w_shape
+    n, _, oh, ow = g.shape
+    xp = array_module(g)
+    g3 = xp.ascontiguousarray(g).reshape(n, o, oh * ow)
+    grad = xp.empty(w_shape, dtype=g.dtype)
+    for i in range(kh):
+        part = xp.matmul(g3, _image_rows(cols, i, dilation_h, oh).transpose(0, 2, 1))
+        grad[:, :, i, :] = part.sum(axis=0).reshape(o, c, kw)
+    return grad
+
+
+def _image_input_grad_as_conv(g, w, in_hw, padding, dilation):
+    """dL/dx of a stride-1 convolution as a convolution of G: ``conv2d(G, W')`` with
+    ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``.
+
+    Each input pixel gathers the outputs its windows reached, through the
+    flipped kernel: the same columns and products as the forward, with no
+    scatter-adds (col2im's strided additions over the image).  (In the
+    batch-last layout, with few channels, the flipped kernel's products
+    are too thin: LeNet-5's second layer ran slower so.)
+    """
+    _, _, kh, kw = w.shape
+    (ph, pw), (dh, dw) = padding, dilation
+    flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
+    gpad = image_padded(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw)
+    return _image_forward(image_columns(gpad, kw, 1, dw, in_hw[1]), flipped, dh, in_hw[0])
 
 
 def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = False):
@@ -426,8 +515,12 @@ def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = Fals
     o, cg, kh, kw = w.shape
     oh = out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    layout = _layout(c, oh, ow, groups)
-    if layout == "rows":
+    layout = _layout(c, oh, ow, groups, kw, stride[0])
+    if layout == "image":
+        xpad = image_padded(x, padding[0], padding[1])
+        out = _image_forward(image_columns(xpad, kw, stride[1], dilation[1], ow), w, dilation[0], oh)
+        cols = xpad  # the weight gradient makes its columns again from it
+    elif layout == "rows":
         xpad = channels_last_padded(x, padding[0], padding[1])
         if _pointwise((kh, kw), stride, padding):
             cols = xpad[:, :, :, None, None, :]
@@ -465,10 +558,11 @@ def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layo
             return grad_rows[:, :, :, 0, 0].transpose(0, 3, 1, 2)
         full = row2im_array(grad_rows, padded, stride, dilation)
         return full[:, ph:ph + h, pw:pw + wd].transpose(0, 3, 1, 2)
-    if layout == "batch":
+    if layout == "image":
         reach = [(m + d * (k - 1) - 2 * p, d * (k - 1) - p) for m, k, p, d in zip((oh, ow), (kh, kw), padding, dilation)]
         if stride == (1, 1) and all(size == n_in and pad >= 0 for (size, pad), n_in in zip(reach, in_hw)):
-            return _batch_input_grad_as_conv(g, w, in_hw, padding, dilation)
+            return _image_input_grad_as_conv(g, w, in_hw, padding, dilation)
+    if layout in ("batch", "image"):
         full = _batch_input_grad(g, w, padded, stride, dilation)
         return full[ph:ph + h, :, pw:pw + wd].transpose(3, 1, 0, 2)
     w3 = w.reshape(groups, o // groups, cg * kh * kw)
@@ -485,6 +579,9 @@ def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dila
         grad = _grad_rows(g).T @ cols.reshape(-1, k)
         return array_module(grad).ascontiguousarray(
             grad.reshape(o, w_shape[2], w_shape[3], w_shape[1]).transpose(0, 3, 1, 2))
+    if layout == "image":  # ``cols``: the padded input, its columns made again here
+        cols = image_columns(cols, w_shape[3], stride[1], dilation[1], g.shape[3])
+        return _image_weight_grad(g, cols, w_shape, dilation[0])
     if layout == "batch":  # ``cols``: the padded batch-last input, its columns made again here
         ow = g.shape[3]
         cols = batch_columns(cols, w_shape[3], stride[1], dilation[1], ow)
@@ -621,7 +718,7 @@ def _recording(*tensors) -> bool:
 
 def conv_transpose2d_array(y, w, out_hw, stride, padding, dilation, groups):
     """The adjoint of :func:`conv2d_array` in its input: col2im of ``W^T y``, padding cropped."""
-    layout = _layout(w.shape[1] * groups, y.shape[2], y.shape[3], groups)
+    layout = _layout(w.shape[1] * groups, y.shape[2], y.shape[3], groups, w.shape[3], stride[0])
     return conv2d_input_grad_array(y, w, out_hw, stride, padding, dilation, groups, layout)
 
 
