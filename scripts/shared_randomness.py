@@ -25,6 +25,7 @@ drawn in the order the program asks for them:
   ``RandomSampler(replacement=True, num_samples=int(1e10))`` loader agree.
 * dropout masks: ``nn.Dropout`` and ``F.dropout`` (a program's call) keep an
   element where a uniform draw is ``>= p`` and scale it by ``1 / (1 - p)``;
+  ``nn.Dropout1d/2d/3d`` and ``F.dropout1d/2d/3d`` draw one value per channel;
   ``F.scaled_dot_product_attention`` with ``dropout_p > 0`` is computed as
   ``dropout(softmax(q k^T * scale + mask)) v`` from the engine's ops with that mask.
 * samples of ``distributions.Categorical`` (by inverting the cumulative
@@ -40,7 +41,7 @@ Values the program sets itself before then are the same in both runs anyway.
 
 Compared by contract, not shared (a run that depends on these prints
 different numbers, and the comparison says so): dropout inside library
-layers (``nn.LSTM(dropout=)``, ``nn.MultiheadAttention``, ``nn.Dropout2d``),
+layers (``nn.LSTM(dropout=)``, ``nn.MultiheadAttention``, ``nn.Transformer``),
 draws made by library code (``random_split``, torchvision's random
 transforms), the order several processes interleave in, and NumPy's or
 Python's own ``random`` (the same in both runs without any help).
@@ -198,13 +199,22 @@ class SharedRandomness:
     def exponential_(self, t, lambd=1.0, **kwargs):
         return self.fill(t, -np.log1p(-self.rng.random(tuple(t.shape))) / lambd)
 
-    def dropout(self, input, p=0.5, training=True, inplace=False):
+    def dropout(self, input, p=0.5, training=True, inplace=False, kept=None):
+        """Inverted dropout; ``kept`` dimensions (leading ones) share one draw per slice (feature dropout)."""
         if not training or p == 0.0:
             return input
-        keep = self.rng.random(tuple(input.shape)) >= p
+        shape = tuple(input.shape)
+        drawn = shape if kept is None else shape[:kept] + (1,) * (len(shape) - kept)
+        keep = self.rng.random(drawn) >= p
         scale = np.zeros(keep.shape) if p >= 1.0 else keep / (1.0 - p)
         mask = self.tensor(scale, input.dtype, input.device)
         return input.mul_(mask) if inplace else input * mask
+
+    def feature_dropout(self, n: int, input, p=0.5, training=True, inplace=False):
+        """``dropout{n}d``: whole channels at once; torch takes (C, ...) without a batch for dropout1d and 3d
+        (2-D and 4-D inputs), and always (N, C, ...) for dropout2d."""
+        unbatched = (n == 1 and input.dim() == 2) or (n == 3 and input.dim() == 4)
+        return self.dropout(input, p, training, inplace, kept=1 if unbatched else 2)
 
     def attention(self, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
         scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
@@ -297,6 +307,14 @@ class SharedRandomness:
         functional = tg.nn.functional
         functional.dropout = self._for_program(functional.dropout, self.dropout)
         tg.nn.Dropout.forward = lambda module, x: self.dropout(x, module.p, module.training, module.inplace)
+        for n in (1, 2, 3):
+            if hasattr(tg.nn, f"Dropout{n}d"):
+                getattr(tg.nn, f"Dropout{n}d").forward = (
+                    lambda module, x, n=n: self.feature_dropout(n, x, module.p, module.training, module.inplace))
+            if hasattr(functional, f"dropout{n}d"):
+                setattr(functional, f"dropout{n}d", self._for_program(
+                    getattr(functional, f"dropout{n}d"), lambda *args, n=n, **kwargs: self.feature_dropout(
+                        n, *args, **kwargs)))
         sdpa = functional.scaled_dot_product_attention
 
         def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kwargs):

@@ -74,7 +74,7 @@ def test_text_and_line_counts_must_match():
 @pytest.mark.parametrize("args, lines", [
     (["char_model.py"], 9),     # torch.randint batches, nn.Dropout, F.dropout, attention dropout, multinomial
     (["--lines", 6, "makemore_loop.py"], 6),  # randperm split, RandomSampler(replacement=True), shuffled loader
-    (["mnist_loop.py"], 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout, Adadelta, StepLR
+    (["mnist_loop.py"], 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout2d, nn.Dropout, Adadelta, StepLR
 ])
 def test_programs_in_the_idioms_print_torchs_numbers(args, lines):
     out = _compare(*args)

@@ -1,4 +1,5 @@
-"""An image classifier in pytorch/examples mnist's idiom: DataLoader(shuffle=True), Conv2d, Dropout, Adadelta, StepLR.
+"""An image classifier in pytorch/examples mnist's idiom: DataLoader(shuffle=True), Conv2d, Dropout2d, Dropout,
+Adadelta, StepLR.
 
 The images are made here from a seeded NumPy stream.  Written for PyTorch;
 tests/programs/test_compare_with_torch.py runs it with both engines.
@@ -18,11 +19,12 @@ class Net(nn.Module):
     def __init__(self):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 4, 3, 1)
+        self.dropout0 = nn.Dropout2d(0.2)
         self.dropout1 = nn.Dropout(0.25)
         self.fc1 = nn.Linear(4 * 3 * 3, 10)
 
     def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(self.dropout0(F.relu(self.conv1(x))), 2)
         x = self.dropout1(torch.flatten(x, 1))
         return F.log_softmax(self.fc1(x), dim=1)
 
