@@ -626,8 +626,15 @@ def relu_backward(g, out, ins, node):
 
 @overwriting(relu_backward)
 def relu_backward_in_place(g, out, ins, node):
-    """The same rule for a ``g`` the backward pass owns: mask it in place."""
-    g *= out != 0
+    """The same rule for a ``g`` the backward pass owns: zeros stored where z == 0, in place.
+
+    A masked store reads the mask once and writes only the zeroed entries
+    (no multiply, no float mask), and stores +0 as PyTorch does.
+    """
+    if g.ndim:
+        array_module(g).copyto(g, 0, where=out == 0)
+    else:  # a NumPy scalar cannot be written into
+        g = g * (out != 0)
     return (g,)
 
 
