@@ -8,7 +8,7 @@ The convention every page follows (docs/contributing.md says the same for writer
 * A fenced ```bash block is run with ``bash -e -o pipefail`` in the same
   directory, with this interpreter's ``bin`` folder first on ``PATH`` (so
   ``taugrad`` and ``python`` are the installed ones).  The directory holds
-  links to the repository's ``examples/``, ``benchmarks/``, ``src/`` and ``tests/``, so a
+  links to the repository's ``examples/``, ``benchmarks/``, ``scripts/``, ``src/`` and ``tests/``, so a
   page can run ``python examples/newton.py`` as a reader would from the root.  A command shown failing on purpose
   is written ``cmd || echo "exit $?"``.
 * A ```text block right after a ```python or ```bash block (only blank lines
@@ -37,7 +37,7 @@ from typing import List, Optional
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNNABLE = ("python", "bash")
-SHARED = ("examples", "benchmarks", "src", "tests")
+SHARED = ("examples", "benchmarks", "scripts", "src", "tests")
 REFUSED = ("py", "python3", "sh", "shell", "console", "pycon", "zsh")
 NO_RUN = re.compile(r"^<!--\s*no-run:\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^```\s*([A-Za-z0-9_+-]*)\s*$")
