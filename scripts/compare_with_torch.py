@@ -122,10 +122,14 @@ def _rel(a: float, b: float) -> float:
     return 0.0 if a == b or scale == 0.0 else abs(a - b) / scale
 
 
-def compare_outputs(torch_out: str, taugrad_out: str, rtol: float = 1e-4) -> Comparison:
-    """Compare two standard outputs line by line (see the module docstring for the rule)."""
+def compare_outputs(torch_out: str, taugrad_out: str, rtol: float = 1e-4,
+                    ignore: Optional[str] = None) -> Comparison:
+    """Compare two standard outputs line by line (see the module docstring for the rule); the text that the
+    regular expression ``ignore`` matches is taken out of every line first (a process id, say)."""
     result = Comparison()
     ours, theirs = taugrad_out.splitlines(), torch_out.splitlines()
+    if ignore:
+        ours, theirs = [re.sub(ignore, "", line) for line in ours], [re.sub(ignore, "", line) for line in theirs]
     if len(ours) != len(theirs):
         result.differences.append((min(len(ours), len(theirs)) + 1, f"{len(theirs)} lines", f"{len(ours)} lines",
                                    "the outputs have different numbers of lines"))
@@ -159,9 +163,10 @@ def run_engine(engine: str, folder: str, seed: int, program: str, args: Sequence
                before: Sequence[str] = ()) -> subprocess.CompletedProcess:
     """One run of the program in a fresh process, with the shared-randomness shim installed first.
 
-    ``OMP_NUM_THREADS=1``: each engine reduces in one order (and a shared machine stays calm).  With ``lines``, the run is stopped once it has printed that many lines (an
-    endless training loop), and counts as a success.  ``dtype="float64"`` sets torch's default dtype first;
-    the scripts ``before`` run first, in the same process (so each engine reads the files it wrote itself).
+    ``OMP_NUM_THREADS=1``: each engine reduces in one order (and a shared machine stays calm).  With
+    ``lines``, the run is stopped once it has printed that many lines (an endless training loop), and counts
+    as a success.  ``dtype="float64"`` sets torch's default dtype first; the scripts ``before`` run first, in
+    the same process (so each engine reads the files it wrote itself).
     """
     env = dict(os.environ, PYTHONHASHSEED="0", OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     cmd = [sys.executable, os.path.abspath(__file__), "--child",
@@ -239,6 +244,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--before", action="append", default=[], metavar="SCRIPT",
                         help="a script (no arguments) to run first under the same engine, e.g. one that writes "
                              "the data file the program reads; its output is compared too")
+    parser.add_argument("--ignore", metavar="REGEX", help="text to take out of every line before comparing "
+                        "(e.g. '^[0-9]+\\t' for the process id mnist_hogwild prints first)")
     parser.add_argument("--show", action="store_true", help="print both outputs before the verdict")
     parser.add_argument("--baseline", action="store_true",
                         help="also run PyTorch against itself with its parameters moved by one unit in the last "
@@ -259,7 +266,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for name, run in (("torch", torch_run), ("taugrad", taugrad_run)):
             print(f"--- {name} stdout ---\n{run.stdout}", end="" if run.stdout.endswith("\n") else "\n", flush=True)
     ok = torch_run.returncode == 0 and taugrad_run.returncode == 0
-    result = compare_outputs(torch_run.stdout, taugrad_run.stdout, opts.rtol) if ok else None
+    result = compare_outputs(torch_run.stdout, taugrad_run.stdout, opts.rtol, opts.ignore) if ok else None
     print(report(torch_run, taugrad_run, result, opts.rtol))
     if standin:
         print("(the PyTorch run imported torchvision_standin.py: taugrad.vision's data sets and transforms, "
@@ -271,7 +278,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                                lines=opts.lines, dtype=opts.dtype, before=opts.before)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        itself = compare_outputs(torch_run.stdout, again.stdout, opts.rtol) if again.returncode == 0 else None
+        itself = (compare_outputs(torch_run.stdout, again.stdout, opts.rtol, opts.ignore) if again.returncode == 0
+                  else None)
         print("baseline, torch against torch with its parameters moved by one unit in the last place: "
               + report(torch_run, again, itself, opts.rtol, names=("torch", "torch+eps")))
     return 0 if ok and result is not None and result.same else 1

@@ -252,15 +252,23 @@ class SharedRandomness:
 
     # -- parameters: recorded by the PyTorch run, loaded by the taugrad run ----------------------------------------
 
-    def hand_over(self, params, where: str) -> None:
+    def hand_over(self, params, where: str, sharing: bool = False) -> None:
+        """Record (PyTorch) or load (taugrad) the values of the parameters not handed over before.
+
+        A parameter in shared memory was handed over when it was put there (``share_memory()``, which
+        ``sharing`` marks), by the process that shared it: the processes training it never hand it over again.
+        Each process numbers its own hand-overs, under its ``multiprocessing`` name.
+        """
+        import multiprocessing
         fresh: List[Any] = []
         for p in params:
-            if id(p) not in self.synced:
+            if id(p) not in self.synced and (sharing or not p.is_shared()):
                 self.synced[id(p)] = p
                 fresh.append(p)
         if not fresh:
             return
-        path = os.path.join(self.folder, f"parameters_{self.events:04d}.npz")
+        process = multiprocessing.current_process().name
+        path = os.path.join(self.folder, f"parameters_{process}_{self.events:04d}.npz")
         self.events += 1
         if self.role == "nudge":
             # PyTorch against itself: each value moved by one unit in its last place, up and down in turn (a
@@ -336,6 +344,12 @@ class SharedRandomness:
                 self.hand_over(module.parameters(), f"the first call of a {type(module).__name__}")
             return call(module, *args, **kwargs)
         tg.nn.Module.__call__ = first_call
+        share = tg.nn.Module.share_memory
+
+        def share_memory(module):
+            self.hand_over(module.parameters(), f"share_memory() of a {type(module).__name__}", sharing=True)
+            return share(module)
+        tg.nn.Module.share_memory = share_memory
         construct = tg.optim.Optimizer.__init__
 
         def optimizer_init(optimizer, *args, **kwargs):
@@ -368,6 +382,60 @@ def _torchvision_if_missing(torch: Any, folder: str) -> None:
     standin.install(torch, lambda: open(os.path.join(folder, "torchvision_standin"), "w").close())
 
 
+#: set while a program runs: the settings a process it spawns installs the shim from (see ``sitecustomize``)
+SPAWNED = "COMPARE_WITH_TORCH_SPAWNED"
+SITECUSTOMIZE = """import os, sys
+sys.path.insert(0, {scripts!r})
+from shared_randomness import install_in_spawned_process
+del sys.path[0]
+install_in_spawned_process()
+"""
+
+
+def install(engine: str, folder: str, seed: int, dtype: str) -> Any:
+    """Import the engine, install the shim (and, for PyTorch without torchvision, the stand-in); the engine."""
+    if engine in ("torch", "torch-nudged"):
+        import torch
+        import torch.distributions
+        import torch.nn.functional
+        import torch.optim
+        import torch.utils.data
+        SharedRandomness(torch, "record" if engine == "torch" else "nudge", folder, seed).install()
+        _torchvision_if_missing(torch, folder)
+        module = torch
+    else:
+        import taugrad
+        import taugrad.distributions
+        import taugrad.nn.functional
+        import taugrad.optim
+        import taugrad.utils.data
+        SharedRandomness(taugrad, "load", folder, seed).install()
+        module = taugrad
+    if dtype:
+        module.set_default_dtype(getattr(module, dtype))
+    return module
+
+
+def install_in_spawned_process() -> None:
+    """In a process the program starts (``multiprocessing`` with ``spawn``), the shim of the run that started it."""
+    import json
+    settings = os.environ.get(SPAWNED)
+    if settings:
+        settings = json.loads(settings)
+        install(settings["engine"], settings["folder"], settings["seed"], settings["dtype"])
+
+
+def _spawned_processes_too(engine: str, folder: str, seed: int, dtype: str) -> None:
+    """Processes the program starts run ``sitecustomize`` from ``folder`` first, which installs the same shim."""
+    import json
+    site = os.path.join(folder, f"site-{engine}")
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, "sitecustomize.py"), "w") as f:
+        f.write(SITECUSTOMIZE.format(scripts=os.path.dirname(os.path.abspath(__file__))))
+    os.environ[SPAWNED] = json.dumps({"engine": engine, "folder": folder, "seed": seed, "dtype": dtype})
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [site, os.environ.get("PYTHONPATH")]))
+
+
 def _run_with_torch(program: str, args: Sequence[str]) -> int:
     """``python program.py args``: the script as ``__main__``, its folder first on ``sys.path``, its exit status."""
     import runpy
@@ -388,36 +456,21 @@ def _run_with_torch(program: str, args: Sequence[str]) -> int:
 
 def run(engine: str, folder: str, seed: int, commands: Sequence[Sequence[str]], dtype: str = "") -> int:
     """Run each command ``[program.py, *args]`` in turn, as ``python program.py args`` would (``taugrad run`` for
-    taugrad), the shim installed; stop at the first that fails.
+    taugrad), the shim installed, in this process and in those the program starts; stop at the first that fails.
 
     ``dtype="float64"`` makes float64 the default dtype first (``torch.set_default_dtype``), in both runs.
     ``engine="torch-nudged"`` is PyTorch with each parameter's values scaled by ``1 + eps`` and ``1 - eps`` in
     turn when it is handed over.
     """
-    if engine in ("torch", "torch-nudged"):
-        import torch
-        import torch.distributions
-        import torch.nn.functional
-        import torch.optim
-        import torch.utils.data
-        SharedRandomness(torch, "record" if engine == "torch" else "nudge", folder, seed).install()
-        _torchvision_if_missing(torch, folder)
-        if dtype:
-            torch.set_default_dtype(getattr(torch, dtype))
-        one = _run_with_torch
-    else:
-        import taugrad
-        import taugrad.distributions
-        import taugrad.nn.functional
-        import taugrad.optim
-        import taugrad.utils.data
+    install(engine, folder, seed, dtype)
+    _spawned_processes_too(engine, folder, seed, dtype)
+    if engine == "taugrad":
         from taugrad.run import main
-        SharedRandomness(taugrad, "load", folder, seed).install()
-        if dtype:
-            taugrad.set_default_dtype(getattr(taugrad, dtype))
 
         def one(program: str, args: Sequence[str]) -> int:
             return main([program, *args])
+    else:
+        one = _run_with_torch
     for program, *args in commands:
         status = one(program, args)
         if status:

@@ -60,6 +60,12 @@ def test_tolerance_is_relative_plus_one_printed_digit():
     assert not harness.compare_outputs("correct 9012\n", "correct 9013\n", rtol=1e-6).same  # integers are exact
 
 
+def test_ignored_text_is_taken_out_of_every_line_first():
+    torch_out, taugrad_out = "2623\tloss 1.5\n", "2701\tloss 1.5\n"
+    assert not harness.compare_outputs(torch_out, taugrad_out).same
+    assert harness.compare_outputs(torch_out, taugrad_out, ignore=r"^[0-9]+\t").same
+
+
 def test_text_and_line_counts_must_match():
     different_text = harness.compare_outputs("torch 1.5\n", "taugrad 1.5\n")
     assert [d[3] for d in different_text.differences] == ["the text differs"]
@@ -75,6 +81,7 @@ def test_text_and_line_counts_must_match():
     (["char_model.py"], 9),     # torch.randint batches, nn.Dropout, F.dropout, attention dropout, multinomial
     (["--lines", 6, "makemore_loop.py"], 6),  # randperm split, RandomSampler(replacement=True), shuffled loader
     (["mnist_loop.py"], 10),    # DataLoader(shuffle=True), Conv2d, nn.Dropout2d, nn.Dropout, Adadelta, StepLR
+    (["--ignore", "^[0-9]+\t", "hogwild_loop.py"], 7),  # share_memory(), a spawned process trains, pids left out
 ])
 def test_programs_in_the_idioms_print_torchs_numbers(args, lines):
     out = _compare(*args)
