@@ -145,6 +145,7 @@ from taugrad.learn.expr import ExpressionError
 from taugrad.learn.draw import draw_dot
 from taugrad.debug import anomaly
 from taugrad.debug.anomaly import AnomalyError, detect_anomaly
+from taugrad.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
 
 __version__ = "0.1.0"
 
@@ -165,6 +166,7 @@ __all__ = [
     "contiguous_format", "conv1d", "conv2d", "conv_transpose2d", "cos", "cos_", "cosh", "cosh_", "count_nonzero",
     "cross", "cuda", "cumprod", "cumsum", "data", "datasets", "debug", "default_generator", "deg2rad", "deg2rad_",
     "detect_anomaly", "device", "diag", "diagonal", "diff", "distributed", "distributions", "div", "divide", "dot",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "set_anomaly_enabled",
     "double", "draw_dot", "dropout", "dstack", "dtype", "einsum", "empty", "empty_like", "enable_grad", "eq",
     "equal", "erf", "erf_", "exp", "exp2", "exp2_", "exp_", "expand", "expm1", "expm1_", "eye", "fill_", "finfo",
     "fix", "flatten", "flip", "float", "float16", "float32", "float64", "floor", "floor_", "floor_divide", "fmod",

@@ -8,7 +8,10 @@ Nothing inside the engines imports this package; it sits on top of them:
 * :mod:`taugrad.autograd.functional` -- ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``;
 * :func:`~taugrad.graph.topological_order` -- the shared graph walk;
 * grad mode: :class:`no_grad`, :class:`enable_grad`, :class:`set_grad_enabled`,
-  :func:`is_grad_enabled`.
+  :func:`is_grad_enabled`, :class:`inference_mode`;
+* PyTorch's anomaly mode, :class:`detect_anomaly` and :class:`set_detect_anomaly`
+  (:mod:`taugrad.autograd.anomaly_mode`; taugrad's stricter one is :func:`taugrad.detect_anomaly`);
+* :func:`gradcheck`, :func:`gradgradcheck`.
 
 ``grad(outputs, inputs)``
 returns d(outputs)/d(inputs) without touching
@@ -33,11 +36,15 @@ from taugrad.scalar.value import Value
 from taugrad.tensors import engine as tensor_engine
 from taugrad.tensors.custom_function import Function, FunctionCtx, once_differentiable
 from taugrad.tensors.core.node import Tensor
-from taugrad.autograd import functional
+from taugrad.autograd import anomaly_mode, functional
+from taugrad.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
+from taugrad.autograd.gradcheck import gradcheck, gradgradcheck
 from taugrad.autograd.variable import Variable
+from taugrad.grad_mode import inference_mode
 
 __all__ = ["grad", "backward", "Variable", "Function", "FunctionCtx", "once_differentiable", "functional", "topological_order",
-           "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled"]
+           "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "inference_mode", "anomaly_mode",
+           "detect_anomaly", "set_detect_anomaly", "gradcheck", "gradgradcheck"]
 
 
 def _first(x: Any) -> Any:

@@ -13,6 +13,15 @@ While anomaly detection is on (in the calling thread):
 "Produced" matters: ``scores + mask`` with ``-inf`` in an attention mask is
 fine (the inf came in), ``log(0)`` is not (the inf came out of the op).
 
+PyTorch's own mode (``torch.autograd.detect_anomaly()``, here
+:mod:`taugrad.autograd.anomaly_mode`) checks less, and code written for it
+relies on that: only the backward pass, and only nan (``log(0)`` in a forward
+pass that a mask later removes is fine there).  The same switch runs in that
+style when :func:`set_mode` is given ``torch_style=True``: forward ops only
+record their line, and the first rule that returns nan raises PyTorch's
+message, "Function 'LogBackward0' returned nan values in its 0th output.",
+with the line that created the node.
+
 Cost when off: the op constructor reads one module-level counter
 (:data:`ACTIVE`, the number of threads with detection on); the backward pass
 reads it once per pass.  When on, each op also walks a few stack frames
@@ -31,6 +40,7 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
+from taugrad.tensors.core.grad_fn import grad_fn_of
 from taugrad.tensors.core.node import ANOMALY, NodeExtras
 
 __all__ = ["detect_anomaly", "AnomalyError", "is_anomaly_enabled", "creation_site"]
@@ -46,6 +56,8 @@ _count_lock = threading.Lock()
 
 class _AnomalyState(threading.local):
     enabled = False
+    torch_style = False  # PyTorch's checks: the backward pass only, nan only
+    check_nan = True  # PyTorch's ``check_nan``: False records creation lines and checks nothing
 
 
 _state = _AnomalyState()
@@ -82,6 +94,18 @@ def _set(mode: bool) -> None:
     _state.enabled = mode
 
 
+def get_mode() -> Tuple[bool, bool, bool]:
+    """``(enabled, torch_style, check_nan)`` of the calling thread."""
+    return _state.enabled, _state.torch_style, _state.check_nan
+
+
+def set_mode(enabled: bool, torch_style: bool = False, check_nan: bool = True) -> None:
+    """Switch detection on or off in the calling thread, in taugrad's style or PyTorch's (see the module)."""
+    _state.torch_style = bool(torch_style)
+    _state.check_nan = bool(check_nan)
+    _set(enabled)
+
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -98,12 +122,12 @@ class detect_anomaly:
         self._saved: list = []  # a stack, so one instance can be nested
 
     def __enter__(self) -> "detect_anomaly":
-        self._saved.append(_state.enabled)
-        _set(self._mode)
+        self._saved.append(get_mode())
+        set_mode(self._mode)  # taugrad's checks, even inside PyTorch's mode
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        _set(self._saved.pop())
+        set_mode(*self._saved.pop())
 
     def __call__(self, fn: F) -> F:
         mode = self._mode
@@ -191,6 +215,8 @@ def check_forward(data: Any, parents: tuple, rule: Any, ctx: Any) -> Optional["N
     if not _state.enabled:
         return None
     site = creation_site(2)
+    if _state.torch_style:  # PyTorch checks no forward result; it only keeps the line for backward's message
+        return NodeExtras(site)
     problem = _non_finite(data)
     if problem is not None and all(_non_finite(p._data) is None for p in parents):
         op = _op_name(rule, ctx)
@@ -202,8 +228,26 @@ def check_forward(data: Any, parents: tuple, rule: Any, ctx: Any) -> Optional["N
     return NodeExtras(site)
 
 
+def _torch_check(node: Any, parent_grads: tuple) -> None:
+    """PyTorch's check: raise at the first rule that returned a nan gradient."""
+    if not _state.check_nan:
+        return
+    for index, pg in enumerate(parent_grads):
+        array = pg if pg is None or isinstance(pg, np.ndarray) else getattr(pg, "_data", None)
+        if isinstance(array, np.ndarray) and array.dtype.kind in "fc" and np.isnan(array).any():
+            extras = node._extras
+            site = None if extras is None else extras.site
+            name = grad_fn_of(node).name()
+            raise AnomalyError(
+                f"Function '{name}' returned nan values in its {index}th output; the op was created "
+                f"{describe_site(site)}", op=name, phase="backward", shapes=tuple(tuple(p.shape) for p in node._prev),
+                site=site)
+
+
 def check_backward(node: Any, g: Any, parent_grads: tuple, op: str) -> None:
     """Raise if a local rule returned nan/inf for some parent although ``g`` was finite."""
+    if _state.torch_style:
+        return _torch_check(node, parent_grads)
     if _non_finite(getattr(g, "_data", g) if not isinstance(g, np.ndarray) else g) is not None:
         return  # the nan came in with the gradient: an earlier node (or the caller) made it
     for index, pg in enumerate(parent_grads):
