@@ -21,7 +21,7 @@ PACKAGE_DIR = Path(taugrad.__file__).resolve().parent
 SRC_DIR = PACKAGE_DIR.parent
 
 #: third-party packages the package may import inside a function (optional extras)
-OPTIONAL = {"matplotlib", "graphviz", "rich", "sklearn", "IPython"}
+OPTIONAL = {"matplotlib", "graphviz", "rich", "sklearn", "IPython", "PIL"}
 
 
 def module_name(path: Path) -> str:

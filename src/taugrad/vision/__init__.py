@@ -4,7 +4,7 @@ Under ``taugrad run`` a script's ``import torchvision`` gives this package:
 
 * :mod:`~taugrad.vision.datasets`: MNIST, FashionMNIST, KMNIST (idx files),
   CIFAR10, CIFAR100 (pickled or binary batches, read without ``pickle``'s
-  code execution) and FakeData;
+  code execution), FakeData and ImageFolder (decoded with Pillow, an optional extra);
 * :mod:`~taugrad.vision.transforms`: ``Compose``, ``ToTensor``,
   ``Normalize``, ``Resize``, ``CenterCrop``, ``RandomCrop``, ``Pad``, the
   random flips, ``Lambda``;

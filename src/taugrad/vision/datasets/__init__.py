@@ -8,7 +8,8 @@ tensor from it as torchvision makes from the PIL image.
 """
 from taugrad.vision.datasets.cifar import CIFAR10, CIFAR100
 from taugrad.vision.datasets.fakedata import FakeData
+from taugrad.vision.datasets.folder import ImageFolder
 from taugrad.vision.datasets.mnist import KMNIST, MNIST, FashionMNIST
 from taugrad.vision.datasets.vision import VisionDataset
 
-__all__ = ["VisionDataset", "MNIST", "FashionMNIST", "KMNIST", "CIFAR10", "CIFAR100", "FakeData"]
+__all__ = ["VisionDataset", "MNIST", "FashionMNIST", "KMNIST", "CIFAR10", "CIFAR100", "FakeData", "ImageFolder"]
