@@ -34,17 +34,24 @@ drawn in the order the program asks for them:
 Parameters: a module's built-in initialisation (``nn.Linear``'s
 Kaiming-uniform, ``nn.Embedding``'s normal...) is drawn inside the engine, so
 the PyTorch run records each parameter's values the first time it is used
-(the first call of a module holding it, or the construction of an optimizer
-given it, whichever comes first), and the taugrad run loads those values into
-its parameters at the same moment, matched by order and checked by shape.
-Values the program sets itself before then are the same in both runs anyway.
+(the first call of a module holding it, the construction of an optimizer
+given it, or ``share_memory()``, whichever comes first), and the taugrad run
+loads those values into its parameters at the same moment, matched by order
+and checked by shape.  Values the program sets itself before then are the
+same in both runs anyway.
+
+Processes the program starts (``torch.multiprocessing`` with ``spawn``) run a
+``sitecustomize`` on their ``PYTHONPATH`` that installs the same shim; a
+parameter in shared memory was handed over by the process that shared it.
 
 Compared by contract, not shared (a run that depends on these prints
 different numbers, and the comparison says so): dropout inside library
 layers (``nn.LSTM(dropout=)``, ``nn.MultiheadAttention``, ``nn.Transformer``),
 draws made by library code (``random_split``, torchvision's random
-transforms), the order several processes interleave in, and NumPy's or
-Python's own ``random`` (the same in both runs without any help).
+transforms), the order in which several processes update a shared model,
+and NumPy's or Python's own ``random`` (the same in both runs when the
+program seeds them: dcgan without ``--manualSeed`` draws its seed from
+Python's clock-seeded ``random``).
 
 Run as ``python compare_with_torch.py --child SETTINGS_JSON PROGRAM.py [args...]``;
 nothing here is meant to be called by hand.

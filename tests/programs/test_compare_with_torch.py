@@ -23,7 +23,7 @@ spec.loader.exec_module(harness)
 
 def _compare(*args, cwd=SCRIPTS):
     return subprocess.run([sys.executable, str(HARNESS), *map(str, args)], capture_output=True, text=True,
-                          timeout=300, cwd=cwd)
+                          timeout=600, cwd=cwd)
 
 
 # -- reading the outputs ------------------------------------------------------------------------------------------
@@ -88,6 +88,14 @@ def test_programs_in_the_idioms_print_torchs_numbers(args, lines):
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.startswith("same numbers: ")
     assert f" values on {lines} lines agree to rtol 0.0001" in out.stdout
+
+
+def test_a_torchvision_program_compares_through_the_stand_in_where_torchvision_is_missing():
+    out = _compare("vision_loop.py")  # FakeData, ToTensor, Normalize, a shuffled loader, make_grid
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.startswith("same numbers: 16 values on 7 lines agree to rtol 0.0001")
+    if importlib.util.find_spec("torchvision") is None:
+        assert "the PyTorch run imported torchvision_standin.py" in out.stdout
 
 
 def test_a_script_run_before_writes_the_file_the_program_reads_in_float64(tmp_path):
