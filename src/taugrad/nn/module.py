@@ -27,6 +27,7 @@ from taugrad.tensors.core.flat_storage import pack
 from taugrad.nn.module_hooks import call_with_hooks
 from taugrad.tensors.hooks import RemovableHandle
 from taugrad.tensors.ops.inplace import bump_version
+from taugrad.tensors.ops.rearrange import contiguous
 from taugrad.tensors.core.node import Tensor
 
 __all__ = ["Module", "Parameter", "StateDictError"]
@@ -487,7 +488,10 @@ class Module:
         device the parameters this call moved or converted are placed side by
         side in one buffer (:mod:`taugrad.tensors.core.flat_storage`), so that an
         optimizer step updates them all in a few kernel launches.
+        ``memory_format=taugrad.channels_last`` lays the 4-D ones out as
+        (N, H, W, C) memory (convolution weights), as PyTorch.
         """
+        memory_format = kwargs.get("memory_format")
         dev, dtype, _, _ = parse_to("Module.to", args, kwargs)
         if dtype is not None and dtype.kind not in "fc":
             raise TypeError(f"Module.to: only floating or complex dtypes convert a module, got {dtype}")
@@ -495,6 +499,9 @@ class Module:
         before = [p._data for p in params]
         for t in params + list(self.buffers()):
             _convert_in_place(t, dev, dtype)
+            if memory_format is not None and t._data.ndim == {"channels_last": 4, "channels_last_3d": 5}.get(
+                    getattr(memory_format, "name", None)):
+                t._data = contiguous(t.detach(), memory_format)._data  # same values, same tensor, new layout
         pack([p for p, array in zip(params, before) if p._data is not array])
         return self
 

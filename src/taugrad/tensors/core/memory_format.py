@@ -49,3 +49,36 @@ def dense_order(shape, strides, itemsize: int = 1):
             return None
         step *= shape[axis]
     return tuple(order)
+
+
+#: the dims from the innermost in memory outwards, per format and rank, as torch checks them
+_INNER_FIRST = {("channels_last", 4): (1, 3, 2, 0), ("channels_last_3d", 5): (1, 4, 3, 2, 0)}
+
+
+def format_order(fmt, ndim: int, op: str = "memory_format"):
+    """The axes from the outermost in memory inwards that ``fmt`` lays out a tensor of ``ndim`` dims in.
+
+    ``contiguous_format``: row-major; ``channels_last``: (N, H, W, C) memory of
+    an (N, C, H, W) tensor; ``channels_last_3d``: (N, D, H, W, C) of (N, C, D, H, W).
+    """
+    if fmt is None or fmt is contiguous_format:
+        return tuple(range(ndim))
+    if fmt is channels_last or fmt is channels_last_3d:
+        inner = _INNER_FIRST.get((fmt.name, ndim))
+        if inner is None:
+            raise RuntimeError(f"{op}: required rank {4 if fmt is channels_last else 5} tensor to use "
+                               f"{fmt.name} format, got {ndim} dims")
+        return tuple(reversed(inner))
+    raise RuntimeError(f"{op}: memory format {fmt!r} is not supported here (contiguous_format, channels_last "
+                       "or channels_last_3d)")
+
+
+def is_laid_out(shape, strides, order) -> bool:
+    """Whether ``strides`` (in elements) are dense in ``order`` (outermost first), size-1 dims not counted, as torch."""
+    step = 1
+    for axis in reversed(order):
+        if shape[axis] != 1:
+            if strides[axis] != step:
+                return False
+            step *= shape[axis]
+    return True

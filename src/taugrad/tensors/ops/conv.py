@@ -57,6 +57,7 @@ import numpy as np
 
 from taugrad.grad_mode import STATE as _grad_mode
 from taugrad.tensors.core.args import tuple_of
+from taugrad.tensors.core.memory_format import channels_last, contiguous_format, format_order, is_laid_out
 from taugrad.tensors.core.node import array_module, check_same_device, make, operand, Tensor
 from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
@@ -628,6 +629,8 @@ def conv2d_backward(g, out, ins, node):
             if cols is None:  # not kept (the weight did not require grad when recorded)
                 _, cols, layout = conv2d_array(x, w, stride, padding, dilation, groups, keep_cols=True)
             grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, layout, stride, dilation)
+            if _suggested_format(w, w) is channels_last:  # torch's gradient has its parameter's strides
+                grad_w = _in_format(grad_w, channels_last)
     if len(prev) == 2:
         return grad_x, grad_w
     return grad_x, grad_w, (g.sum((0, 2, 3)) if prev[2].requires_grad else None)
@@ -702,9 +705,28 @@ def conv2d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0, dilati
         parents = (x, w, b)
     else:
         parents = (x, w)
-    # torch's result is contiguous (N, O, OH, OW): x.view(n, -1) must work on it, so the GEMM's layout is copied out
-    data = array_module(data).ascontiguousarray(data)
+    # torch's layout: (N, O, OH, OW) contiguous (x.view(n, -1) must work on it), or channels-last for an input
+    # or weight in that format; a product in another layout is copied out
+    data = _in_format(data, _suggested_format(x._data, w._data))
     return make(data, parents, conv2d_backward, (stride, padding, dilation, groups, cols, layout))
+
+
+def _suggested_format(x, w):
+    """channels_last when the input or the weight is laid out so (and not also row-major), as torch's choice."""
+    for a in (x, w):
+        if not a.flags.c_contiguous and is_laid_out(a.shape, [s // a.itemsize for s in a.strides],
+                                                   format_order(channels_last, 4)):
+            return channels_last
+    return contiguous_format
+
+
+def _in_format(data, fmt):
+    """``data`` (N, C, H, W) laid out in ``fmt``: itself if it already is, else a copy."""
+    order = format_order(fmt, 4)
+    if is_laid_out(data.shape, [s // data.itemsize for s in data.strides], order):
+        return data
+    back = sorted(range(4), key=order.__getitem__)
+    return array_module(data).ascontiguousarray(data.transpose(order)).transpose(back)
 
 
 def _recording(*tensors) -> bool:

@@ -13,7 +13,8 @@ from taugrad.tensors.core.backend import CPU, backend_for, to_device
 from taugrad.tensors.core.backend import device_of as _device_of_array
 from taugrad.tensors.core.device import as_device, check_device, parse_to
 from taugrad.tensors.core.device import device as Device
-from taugrad.tensors.core.node import Tensor, make
+from taugrad.tensors.core.memory_format import format_order, preserve_format
+from taugrad.tensors.core.node import Tensor, array_module, make
 from taugrad.tensors.core.rule import NEW, forward_of, register, rule
 
 
@@ -47,14 +48,37 @@ def to(x: Tensor, *args, **kwargs) -> Tensor:
     ``to(other_tensor)`` (its device and dtype), each with ``non_blocking``
     (accepted; copies are synchronous) and ``copy`` (a new tensor even when
     nothing changes).  Without a change and without ``copy`` it returns ``x``.
-    A move between devices is differentiable.
+    A move between devices is differentiable.  ``memory_format=taugrad.channels_last``
+    lays the result out as (N, H, W, C) memory (``contiguous(memory_format=...)``).
     """
+    memory_format = kwargs.get("memory_format")
     dev, dtype, _, copy = parse_to("to", args, kwargs)
     out = x if dev is None else move(x, dev)
     if dtype is not None:
         out = forward_of("astype")(out, dtype)
     if copy and out is x:
         out = forward_of("clone")(x)
+    if memory_format is not None and memory_format is not preserve_format:
+        out = in_format(out, memory_format)
+    return out
+
+
+def in_format(x: Tensor, memory_format, op: str = "to") -> Tensor:
+    """``x`` with the strides ``memory_format`` gives its shape (``x`` itself if it has them), else a copy
+    in the graph (``CloneBackward0``), as ``torch.Tensor.to(memory_format=...)``."""
+    data = x._data
+    order = format_order(memory_format, data.ndim, op)
+    steps, step = [0] * data.ndim, 1
+    for axis in reversed(order):
+        steps[axis] = step
+        step *= max(data.shape[axis], 1)
+    if data.size and [s // data.itemsize for s in data.strides] == steps:
+        return x
+    out = forward_of("clone")(x)  # a fresh array nobody else sees: laid out in the format in place
+    fresh = array_module(data).empty(tuple(data.shape[i] for i in order), dtype=data.dtype)
+    back = sorted(range(data.ndim), key=order.__getitem__)
+    fresh.transpose(back)[...] = out._data
+    out._data = fresh.transpose(back)
     return out
 
 

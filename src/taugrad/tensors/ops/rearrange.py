@@ -15,6 +15,7 @@ import numpy as np
 
 from taugrad.tensors.core.args import normalize_dim
 from taugrad.tensors.core.backend import to_host
+from taugrad.tensors.core.memory_format import contiguous_format, format_order, is_laid_out
 from taugrad.tensors.core.node import Tensor, array_module, make, make_view
 from taugrad.tensors.core.rule import forward_of, register, rule
 
@@ -240,8 +241,13 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
     """``x`` itself when it is contiguous, else a row-major copy in the graph (``CloneBackward0``), as PyTorch.
 
     Code that calls ``view`` after ``contiguous()`` relies on the copy: a
-    transpose's memory cannot be viewed in most other shapes.
+    transpose's memory cannot be viewed in most other shapes.  With
+    ``memory_format=taugrad.channels_last`` the copy is (N, H, W, C) memory
+    of the (N, C, H, W) tensor (its strides as torch's).
     """
+    if memory_format is not None and memory_format is not contiguous_format:
+        format_order(memory_format, x._data.ndim, "contiguous")
+        return x if is_contiguous(x, memory_format) else forward_of("to")(x, memory_format=memory_format)
     if x._data.flags.c_contiguous:
         return x
     return forward_of("clone")(x)  # a copy is row-major (NumPy's and CuPy's default order)
@@ -250,8 +256,16 @@ def contiguous(x: Tensor, memory_format=None) -> Tensor:
 @register("is_contiguous", methods=("is_contiguous",))
 def is_contiguous(x: Tensor, memory_format=None) -> bool:
     """Whether the elements lie in row-major order with no gaps (steps of size-1 dimensions do not count),
-    as PyTorch: a transpose, a strided slice or an expanded tensor is not contiguous."""
-    return bool(x._data.flags.c_contiguous)
+    as PyTorch: a transpose, a strided slice or an expanded tensor is not contiguous.  With
+    ``memory_format=taugrad.channels_last``: whether they lie so in (N, H, W, C) order."""
+    if memory_format is None or memory_format is contiguous_format:
+        return bool(x._data.flags.c_contiguous)
+    data = x._data
+    try:
+        order = format_order(memory_format, data.ndim, "is_contiguous")
+    except RuntimeError:  # a rank the format does not lay out: not in it (torch answers False too)
+        return False
+    return is_laid_out(data.shape, [s // data.itemsize for s in data.strides], order)
 
 
 @register("diff", methods=("diff",))
@@ -287,3 +301,25 @@ def diff(x: Tensor, n: int = 1, dim: int = -1, prepend=None, append=None) -> Ten
         later, earlier = narrow_(x, d, 1, size - 1), narrow_(x, d, 0, size - 1)
         x = later != earlier if x._data.dtype.kind == "b" else sub(later, earlier)  # bool: xor, as torch
     return x
+
+
+@register("fliplr", methods=("fliplr",))
+def fliplr(x: Tensor) -> Tensor:
+    """``x`` with its columns (dim 1) in reverse order, a copy (``x`` needs at least 2 dims, as torch)."""
+    if x._data.ndim < 2:
+        raise ValueError(f"fliplr: input must be >= 2-d, got a tensor of shape {tuple(x._data.shape)}")
+    return flip(x, 1)
+
+
+@register("flipud", methods=("flipud",))
+def flipud(x: Tensor) -> Tensor:
+    """``x`` with its rows (dim 0) in reverse order, a copy (``x`` needs at least 1 dim, as torch)."""
+    if x._data.ndim < 1:
+        raise ValueError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return flip(x, 0)
+
+
+@register("ravel", methods=("ravel",))
+def ravel(x: Tensor) -> Tensor:
+    """``x`` flattened to one dimension: ``reshape(-1)``, a view when ``x``'s strides allow it."""
+    return forward_of("reshape")(x, -1)
