@@ -113,15 +113,33 @@ from taugrad.tensors.ops.dropout import dropout
 from taugrad.tensors.ops.elementwise import positive, rsub
 from taugrad.tensors.ops.conversion import get_device, is_nonzero, is_same_size, is_signed
 from taugrad.tensors.core.rule import forward_of as _forward_of
+from taugrad.tensors.out_param import mul as multiply, sub as subtract
+from taugrad.tensors.ops.elementwise import abs as absolute, sgn
+from taugrad.tensors.ops.shape import cat as concat, expand as broadcast_to
+from taugrad.tensors.ops.trig import acosh, acosh as arccosh, asinh, asinh as arcsinh, atanh, atanh as arctanh
+from taugrad.tensors.ops.explog import logit
+from taugrad.tensors.ops.rearrange import fliplr, flipud, ravel
+from taugrad.tensors.ops.reduce import std_mean, var_mean
+from taugrad.settings import (
+    are_deterministic_algorithms_enabled, get_float32_matmul_precision, get_num_interop_threads, get_num_threads,
+    is_deterministic_algorithms_warn_only_enabled, set_float32_matmul_precision, set_num_interop_threads,
+    set_num_threads, use_deterministic_algorithms,
+)
+
+#: torch's functions that are methods here: ``torch.detach(x)`` is ``x.detach()``
+detach, is_complex, is_floating_point = Tensor.detach, Tensor.is_complex, Tensor.is_floating_point
 
 #: torch's in-place functions: ``taugrad.relu_(x)`` is ``x.relu_()``, the registered in-place op itself
 _INPLACE_FUNCTIONS = (
     "abs_", "acos_", "asin_", "atan_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "cos_", "cosh_", "deg2rad_",
     "erf_", "exp2_", "exp_", "expm1_", "fill_", "floor_", "frac_", "log10_", "log1p_", "log2_", "log_",
     "nan_to_num_", "neg_", "rad2deg_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinh_",
-    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_", "asinh_", "acosh_", "atanh_", "arcsinh_",
+    "arccosh_", "arctanh_", "logit_", "arccos_", "arcsin_", "arctan_", "fix_", "negative_", "clip_",
 )
-globals().update({_name: _forward_of(_name) for _name in _INPLACE_FUNCTIONS})
+from taugrad.tensors.core.rule import OPS as _OPS
+# an alias (``arcsinh_``) is a method name of the op it renames, not an op of its own
+globals().update({_name: _forward_of(_name) if _name in _OPS else getattr(Tensor, _name) for _name in _INPLACE_FUNCTIONS})
 
 # libraries on top of the engines
 from taugrad import autograd, data, datasets, func, functional, nn, optim, utils
@@ -130,6 +148,7 @@ from taugrad import distributions  # probability distributions, as torch.distrib
 from taugrad import sparse  # sparse COO tensors, as torch.sparse
 from taugrad.sparse import sparse_coo_tensor, spmm
 from taugrad import accelerator, backends, cuda, random  # devices and seeding, as torch's
+from taugrad import settings  # threads, deterministic algorithms, matmul precision
 from taugrad import multiprocessing  # torch.multiprocessing: tensors in shared memory
 from taugrad import amp, distributed  # mixed precision and process groups, as torch answers without them
 from taugrad.amp import autocast
@@ -146,6 +165,9 @@ from taugrad.learn.draw import draw_dot
 from taugrad.debug import anomaly
 from taugrad.debug.anomaly import AnomalyError, detect_anomaly
 from taugrad.autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled
+from taugrad.nn.functional import (  # nn.functional's that torch also has at its top level
+    celu, cosine_similarity, hardshrink, pairwise_distance, pixel_shuffle, pixel_unshuffle, prelu, selu, threshold,
+)
 
 __version__ = "0.1.0"
 
@@ -195,4 +217,13 @@ __all__ = [
     "tril", "tril_indices", "triu", "triu_indices", "true_divide", "trunc", "trunc_", "uint16", "uint32", "uint64",
     "uint8", "unbind", "unflatten", "unique", "unsqueeze", "utils", "var", "vstack", "where", "xlogy", "xlogy_",
     "zero_", "zeros", "zeros_like",
+    "multiply", "subtract", "absolute", "sgn", "concat", "broadcast_to", "acosh", "arccosh", "asinh", "arcsinh",
+    "atanh", "arctanh", "logit", "fliplr", "flipud", "ravel", "std_mean", "var_mean",
+    "are_deterministic_algorithms_enabled", "get_float32_matmul_precision", "get_num_interop_threads",
+    "get_num_threads", "is_deterministic_algorithms_warn_only_enabled", "set_float32_matmul_precision",
+    "set_num_interop_threads", "set_num_threads", "use_deterministic_algorithms", "detach", "is_complex",
+    "is_floating_point", "celu", "cosine_similarity", "hardshrink", "pairwise_distance", "pixel_shuffle",
+    "pixel_unshuffle", "prelu", "selu", "threshold", "settings",
+    "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asinh_", "atanh_", "clip_", "fix_",
+    "logit_", "negative_",
 ]

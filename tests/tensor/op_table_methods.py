@@ -259,6 +259,7 @@ METHOD_OPS = [
     Op("abs_", _in_place("abs_"), unary, "nonzero"),
     Op("exp_", _in_place("exp_"), unary),
     Op("log_", _in_place("log_"), unary, "positive"),
+    Op("logit_", lambda L, x: (x.abs() * 0.4 + 0.05).logit_(), unary),
     Op("sqrt_", _in_place("sqrt_"), unary, "positive"),
     Op("sigmoid_", _in_place("sigmoid_"), unary),
     Op("tanh_", _in_place("tanh_"), unary),

@@ -46,6 +46,11 @@ def _setitem(L, x, y):
 
 VALUE_OPS = [
     ValueOp("sign", lambda L, x, y: x.sign()),
+    ValueOp("sgn", lambda L, x, y: L.sgn(x)),
+    ValueOp("sgn_", _in_place("sgn_")),
+    ValueOp("asinh_", _in_place("asinh_")),
+    ValueOp("acosh_", lambda L, x, y: L.acosh_(y + 1.0)),
+    ValueOp("atanh_", lambda L, x, y: (x * 0).arctanh_()),  # exact values only here; atanh's own row has the rest
     ValueOp("floor", lambda L, x, y: (x * 3).floor()),
     ValueOp("ceil", lambda L, x, y: L.ceil(x * 3)),
     ValueOp("trunc", lambda L, x, y: (x * 3).trunc()),

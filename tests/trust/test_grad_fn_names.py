@@ -61,6 +61,10 @@ CASES = {
     "min(1)": lambda x: x.min(1).values,
     "norm()": lambda x: x.norm(),
     "vector_norm(dim=1)": lambda x: torch_or_taugrad(x).linalg.vector_norm(x, dim=1),
+    "clamp(-1, 1)": lambda x: x.clamp(-1, 1),
+    "clamp(min=0)": lambda x: x.clamp(min=0),
+    "clamp(tensors)": lambda x: x.clamp(x.detach() * 0, x.detach() * 0 + 1),
+    "clone().clamp_(-1, 1)": lambda x: x.clone().clamp_(-1, 1),
     # products and conversions
     "bmm": lambda x: x.bmm(x.transpose(1, 2)),
     "float()": lambda x: x.float(),

@@ -141,7 +141,7 @@ def rsub_scalar_backward(g, out, ins, node):
     return (-g,)
 
 
-@register("sub", methods=("sub", "__sub__"))
+@register("sub", methods=("sub", "subtract", "__sub__"))
 def sub(a: Tensor, b, *, alpha=1) -> Tensor:
     """``a - alpha * b`` with broadcasting (``alpha``: torch.sub's scale of ``b``, default 1)."""
     if alpha != 1:
@@ -223,7 +223,7 @@ def mul_scalar_backward(g, out, ins, node):
     return (g * node._ctx,)
 
 
-@register("mul", methods=("mul", "__mul__", "__rmul__"))
+@register("mul", methods=("mul", "multiply", "__mul__", "__rmul__"))
 def mul(a: Tensor, b) -> Tensor:
     """``a * b`` with broadcasting."""
     try:
@@ -521,7 +521,7 @@ def abs_backward(g, out, ins, node):
     return (g * A.sign(ins[0]),)
 
 
-@register("abs", methods=("abs", "__abs__"))
+@register("abs", methods=("abs", "absolute", "__abs__"))
 def abs(a: Tensor) -> Tensor:
     """``|a|``."""
     return make(_unary_data("abs", "abs", a), (a,), abs_backward)
@@ -534,7 +534,7 @@ def _flat_backward(g, out, ins, node):
 
 
 #: one rule per op, each under its own name in ``grad_fn`` (SignBackward0, FloorBackward0, ...)
-_FLAT = {op: Rule(op, _flat_backward) for op in ("sign", "floor", "ceil", "trunc", "round")}
+_FLAT = {op: Rule(op, _flat_backward) for op in ("sign", "sgn", "floor", "ceil", "trunc", "round")}
 _FLAT["round_decimals"] = Rule("round", _flat_backward, shows=shown_as("RoundBackward1"))  # torch's overload 1
 
 
@@ -558,6 +558,21 @@ def sign(a: Tensor) -> Tensor:
         xp = array_module(data)
         data = xp.where(xp.isnan(data), data.dtype.type(0), data)
     return _flat("sign", data, a)
+
+
+@register("sgn", methods=("sgn",))
+def sgn(a: Tensor) -> Tensor:
+    """``sign`` for a real tensor; ``a / |a|`` (0 at 0) for a complex one, as ``torch.sgn``.  Its
+    gradient is zero for a real input; a complex input that requires grad is refused (see make)."""
+    if a._data.dtype.kind != "c":
+        result = sign(a)
+        return result if result._rule is None else _flat("sgn", result._data, a)
+    ad = a._data
+    xp = array_module(ad)
+    with quiet():
+        size = xp.abs(ad)
+        data = xp.where(size == 0, ad.dtype.type(0), ad / xp.where(size == 0, 1, size))
+    return _flat("sgn", data, a)
 
 
 def _rounded(op: str, name: str, a: Tensor):
@@ -737,7 +752,7 @@ def minimum(a, b) -> Tensor:
     return make(_binary_data("minimum", "minimum", a, b), (a, b), minimum_backward)
 
 
-@rule("clip", reads=(0,), gives=NEW)
+@rule("clip", reads=(0,), gives=NEW, shows=shown_as("ClampBackward1"))
 def clip_backward(g, out, ins, node):
     """z = clip(a, lo, hi):  dz/da = 1 where lo <= a <= hi, else 0."""
     (a,) = ins
@@ -751,11 +766,16 @@ def clip_backward(g, out, ins, node):
     return (A.sum_to(g * inside, a.shape),)  # a tensor bound may broadcast ``a`` up
 
 
+#: the same rule with tensor bounds, which PyTorch numbers 0 (number bounds are its overload 1)
+_CLIP_TENSORS = Rule("clip", clip_backward.backward, reads=(0,), gives=NEW, shows=shown_as("ClampBackward0"))
+
+
 @register("clip", methods=("clip", "clamp"))
 def clip(a: Tensor, min=None, max=None) -> Tensor:
     """Limit values to ``[min, max]`` (either may be None); also ``clamp``."""
     if min is None and max is None:
         raise ValueError("clip: at least one of min and max must be given")
+    rule_fn = _CLIP_TENSORS if isinstance(min, Tensor) or isinstance(max, Tensor) else clip_backward
     bounds = []
     for name, bound in (("min", min), ("max", max)):
         if isinstance(bound, Tensor):
@@ -784,7 +804,7 @@ def clip(a: Tensor, min=None, max=None) -> Tensor:
         raise TypeError(
             f"clip: min and max must be numbers or tensors, got {type(lo).__name__} and {type(hi).__name__}"
         ) from None
-    return make(data, (a,), clip_backward, (lo, hi))
+    return make(data, (a,), rule_fn, (lo, hi))
 
 
 _MISSING = object()  # where(condition) alone: None is a value x may not take, but a marker is clearer

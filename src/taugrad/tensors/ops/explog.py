@@ -1,4 +1,4 @@
-"""Exponentials and logarithms: exp, exp2, expm1, log, log2, log10, log1p.
+"""Exponentials and logarithms: exp, exp2, expm1, log, log2, log10, log1p, and the log-odds logit.
 
 Each op evaluates a ufunc of the tensor's array module (IEEE: log(0) = -inf,
 log(-1) = nan, exp overflowing to inf, silently, as PyTorch); integer and bool
@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from taugrad.tensors.ops import anyarray as A
-from taugrad.tensors.core.node import Tensor, make
+from taugrad.tensors.core.node import Tensor, array_module, make
 from taugrad.tensors.core.rule import NEW, register, rule
 
 _LN10 = math.log(10.0)
@@ -99,3 +99,31 @@ def exp2_backward(g, out, ins, node):
 def exp2(a: Tensor) -> Tensor:
     """``2 ** a``."""
     return A.unary("exp2", "exp2", a, exp2_backward)
+
+
+@rule("logit", reads=(0,), gives=NEW)
+def logit_backward(g, out, ins, node):
+    """z = log(a / (1 - a)):  dz/da = 1 / (a (1 - a)).
+
+    With ``eps`` the input is first clamped to [eps, 1 - eps], so the gradient
+    is 0 where the clamp acted (as PyTorch's rule).
+    """
+    a = ins[0]
+    grad = g / (a * (1.0 - a))
+    eps = node._ctx
+    if eps is None:
+        return (grad,)
+    return (A.where((a < eps) | (a > 1.0 - eps), 0.0, grad),)
+
+
+@register("logit", methods=("logit",))
+def logit(a: Tensor, eps=None) -> Tensor:
+    """The log-odds ``log(a / (1 - a))``, the inverse of ``sigmoid``; with ``eps``, ``a`` is first
+    clamped to [eps, 1 - eps] (so 0 and 1 give finite values), as ``torch.logit``."""
+    def log_odds(ad):
+        xp = array_module(ad)
+        if eps is not None:
+            ad = xp.clip(ad, eps, 1.0 - eps)
+        return xp.log(ad / (1.0 - ad))
+
+    return A.unary("logit", log_odds, a, logit_backward, None if eps is None else float(eps))

@@ -22,7 +22,7 @@ from taugrad.tensors.core.grad_fn import grad_fn_of
 from taugrad.tensors.core.node import array_module, bump_version, check_inplace, check_same_device, operand, Tensor
 from taugrad.tensors.ops import anyarray as A
 from taugrad.tensors.core.rebase import REBASING, begin, check_target, finish, inplace_rule, records
-from taugrad.tensors.core.rule import G_OR_NEW, Rule, forward_of, register
+from taugrad.tensors.core.rule import G_OR_NEW, Rule, forward_of, register, shown_as
 
 
 def _data(other, like):
@@ -128,6 +128,12 @@ def masked_fill_inplace_backward(g, out, ins, node):
 def clamp_inplace_backward(g, out, ins, node):
     """x' = clamp(x, lo, hi):  dx'/dx = 1 where lo <= x <= hi, else 0."""
     return (A.where(node._ctx, g, 0.0),)
+
+
+#: PyTorch numbers clamp_ with number bounds 1 and with tensor bounds 0
+clamp_inplace_backward.shows = shown_as("ClampBackward1")
+_CLAMP_TENSORS_INPLACE = inplace_rule("clamp_")(clamp_inplace_backward.backward)
+_CLAMP_TENSORS_INPLACE.shows = shown_as("ClampBackward0")
 
 
 @inplace_rule("relu_", reads=("out",))
@@ -309,7 +315,8 @@ def clamp_(x: Tensor, min=None, max=None) -> Tensor:
     if not recorded:
         bump_version(x)
         return x
-    return finish(x, pending, (), clamp_inplace_backward, keep)
+    rule_fn = _CLAMP_TENSORS_INPLACE if isinstance(min, Tensor) or isinstance(max, Tensor) else clamp_inplace_backward
+    return finish(x, pending, (), rule_fn, keep)
 
 
 @register("relu_", methods=("relu_",))
@@ -483,6 +490,8 @@ _ELEMENTWISE_INPLACE = (
     (("sin_",), "sin", True), (("cos_",), "cos", True), (("tan_",), "tan", True),
     (("asin_", "arcsin_"), "asin", True), (("acos_", "arccos_"), "acos", True), (("atan_", "arctan_"), "atan", True),
     (("sinh_",), "sinh", True), (("cosh_",), "cosh", True), (("atan2_", "arctan2_"), "atan2", True),
+    (("asinh_", "arcsinh_"), "asinh", True), (("acosh_", "arccosh_"), "acosh", True),
+    (("atanh_", "arctanh_"), "atanh", True), (("logit_",), "logit", True), (("sgn_",), "sgn", False),
     (("hypot_",), "hypot", True), (("exp2_",), "exp2", True), (("expm1_",), "expm1", True),
     (("log2_",), "log2", True), (("log10_",), "log10", True), (("log1p_",), "log1p", True),
     (("rsqrt_",), "rsqrt", True), (("reciprocal_",), "reciprocal", True), (("erf_",), "erf", True),

@@ -439,3 +439,22 @@ def nanmean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None, keepdi
     total = sum(zeroed, dims, keepdim)
     count = kept.sum(axis=dims, keepdims=keepdim).astype(x._data.dtype)
     return forward_of("div")(total, constant(count))
+
+
+def _moments(x: Tensor, spread, dim, unbiased, keepdim, correction):
+    if isinstance(dim, bool):  # torch's overload var_mean(x, unbiased)
+        dim, unbiased = None, dim
+    return (spread(x, dim, unbiased, keepdim, correction=correction),
+            mean(x, dim, keepdim) if dim is not None or keepdim else mean(x))
+
+
+@register("var_mean")
+def var_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(x), mean(x))`` over the same dims (``torch.var_mean``; arguments as :func:`var`)."""
+    return _moments(x, var, dim, unbiased, keepdim, correction)
+
+
+@register("std_mean")
+def std_mean(x: Tensor, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(x), mean(x))`` over the same dims (``torch.std_mean``; arguments as :func:`var`)."""
+    return _moments(x, std, dim, unbiased, keepdim, correction)

@@ -1,5 +1,5 @@
 """Trigonometric and hyperbolic functions: sin, cos, tan, their inverses, atan2, sinh, cosh, tanh,
-and degrees <-> radians.
+their inverses asinh, acosh, atanh, and degrees <-> radians.
 
 Each op evaluates a ufunc of the tensor's array module (IEEE answers outside the
 domain, silently, as PyTorch) and its rule is the textbook derivative, written
@@ -152,6 +152,45 @@ def cosh_backward(g, out, ins, node):
 def cosh(a: Tensor) -> Tensor:
     """Hyperbolic cosine."""
     return A.unary("cosh", "cosh", a, cosh_backward)
+
+
+@rule("asinh", reads=(0,), gives=NEW)
+def asinh_backward(g, out, ins, node):
+    """z = asinh(a):  dz/da = 1 / sqrt(a^2 + 1)."""
+    a = ins[0]
+    return (g / _sqrt(a * a + 1.0),)
+
+
+@register("asinh", methods=("asinh", "arcsinh"))
+def asinh(a: Tensor) -> Tensor:
+    """Inverse hyperbolic sine."""
+    return A.unary("asinh", "arcsinh", a, asinh_backward)
+
+
+@rule("acosh", reads=(0,), gives=NEW)
+def acosh_backward(g, out, ins, node):
+    """z = acosh(a), a >= 1:  dz/da = 1 / (sqrt(a - 1) sqrt(a + 1))  (inf at a = 1; nan below, as PyTorch)."""
+    a = ins[0]
+    return (g / (_sqrt(a - 1.0) * _sqrt(a + 1.0)),)
+
+
+@register("acosh", methods=("acosh", "arccosh"))
+def acosh(a: Tensor) -> Tensor:
+    """Inverse hyperbolic cosine (nan below 1)."""
+    return A.unary("acosh", "arccosh", a, acosh_backward)
+
+
+@rule("atanh", reads=(0,), gives=NEW)
+def atanh_backward(g, out, ins, node):
+    """z = atanh(a), |a| < 1:  dz/da = 1 / (1 - a^2)."""
+    a = ins[0]
+    return (g / (1.0 - a * a),)
+
+
+@register("atanh", methods=("atanh", "arctanh"))
+def atanh(a: Tensor) -> Tensor:
+    """Inverse hyperbolic tangent (+-inf at +-1, nan beyond)."""
+    return A.unary("atanh", "arctanh", a, atanh_backward)
 
 
 @rule("atan2", reads=(0, 1), gives=NEW)
