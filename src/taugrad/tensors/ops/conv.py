@@ -623,6 +623,9 @@ def conv2d_backward(g, out, ins, node):
             grad_w = _grouped_outer(g.reshape(n, groups, o // groups, length),
                                     tcols.reshape(n, groups, tcols.shape[1] // groups, length)).reshape(w.shape)
     else:
+        if layout == "batch" and prev[0].requires_grad and prev[1].requires_grad:
+            # both products read G as batch-last rows: one copy for the two (free if it already is)
+            g = array_module(g).ascontiguousarray(g.transpose(2, 1, 3, 0)).transpose(3, 1, 0, 2)
         if prev[0].requires_grad:
             grad_x = conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layout)
         if prev[1].requires_grad:
