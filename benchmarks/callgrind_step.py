@@ -7,7 +7,8 @@ Usage (one BLAS thread, so the count does not depend on thread scheduling)::
 runs ``ENGINE``'s step from ``bench_tensor.py`` (default ``taugrad-nn``, the
 784-256-256-10 MLP) or from ``bench_compile.py`` (``taugrad-compiled``: the same
 step under ``taugrad.compile``; ``gemm``: its matrix products alone;
-``makemore-eager``/``-compiled``, ``gpt-...``, ``cnn-...``) under ``valgrind --tool=callgrind``: five untimed warm-up
+``makemore-eager``/``-compiled``, ``gpt-...``, ``cnn-...``; ``cnn-a`` ... ``cnn-d``: taugrad's
+steps (a)-(d) of ``bench_cnn.py``) under ``valgrind --tool=callgrind``: five untimed warm-up
 steps, then ``STEPS`` steps (default 10) run through ``map()``, and callgrind
 counts only inside CPython's ``map_next`` (``--toggle-collect``), so imports,
 set-up and warm-up are left out.  Prints the count divided by ``STEPS``.
@@ -23,6 +24,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+CNN_STEPS = ("cnn-a", "cnn-b", "cnn-c", "cnn-d")
 
 
 def run_steps(tree: str, engine: str, steps: int) -> None:
@@ -31,7 +33,13 @@ def run_steps(tree: str, engine: str, steps: int) -> None:
     import bench_tensor
 
     x, y, init = bench_tensor.make_problem()
-    if engine in bench_tensor.ENGINES:
+    if engine in CNN_STEPS:  # bench_cnn.py's (a)-(d), taugrad's step (its argument parser reads sys.argv)
+        sys.argv = [sys.argv[0], "--threads", "1"]
+        import bench_cnn
+
+        build, shape, sgd = next(case for name, case in bench_cnn.CASES.items() if name[1] == engine[-1])
+        step = bench_cnn.make_steps(build, shape, sgd)[1]
+    elif engine in bench_tensor.ENGINES:
         step = bench_tensor.ENGINES[engine](x, y, init)
     else:  # taugrad.compile's steps (taugrad-compiled, makemore-compiled...) and their eager twins
         import bench_compile
