@@ -89,10 +89,16 @@ def test_round_halves_to_even_as_torch():
     np.testing.assert_array_equal(got.numpy(), [0.0, 2.0, 2.0, -0.0, -2.0])
 
 
-def test_rounding_is_piecewise_constant_so_it_passes_no_gradient():
-    x = taugrad.tensor([0.3, 1.7], requires_grad=True)
+def test_rounding_is_piecewise_constant_so_its_gradient_is_zero_as_torchs():
     for name in ("floor", "ceil", "trunc", "round"):
-        assert not getattr(x, name)().requires_grad
+        grads = []
+        for lib in (taugrad, torch):
+            x = lib.tensor([0.3, 1.7], requires_grad=True)
+            y = getattr(x, name)()
+            assert y.requires_grad  # torch records it, so y.sum().backward() works
+            y.sum().backward()
+            grads.append(x.grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
 
 
 def test_binary_accuracy_line():

@@ -175,13 +175,13 @@ def add_(x: Tensor, other, alpha=1) -> Tensor:
     return _apply(x, "add_", "add", other, alpha)
 
 
-@register("sub_", methods=("sub_",))
+@register("sub_", methods=("sub_", "subtract_"))
 def sub_(x: Tensor, other, alpha=1) -> Tensor:
     """``x -= alpha * other`` in place; returns x."""
     return _apply(x, "sub_", "subtract", other, alpha)
 
 
-@register("mul_", methods=("mul_",))
+@register("mul_", methods=("mul_", "multiply_"))
 def mul_(x: Tensor, other) -> Tensor:
     """``x *= other`` in place; returns x."""
     return _apply(x, "mul_", "multiply", other)
