@@ -550,14 +550,19 @@ def _flat(op: str, data, a: Tensor) -> Tensor:
 def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 elementwise (0 for nan, and a bool tensor's own values, as PyTorch);
     piecewise constant, so its gradient is zero."""
+    return _flat("sign", _sign_data(a), a)
+
+
+def _sign_data(a: Tensor):
+    """sign's values (a bool tensor's own, as a copy; nan gives 0)."""
     ad = a._data
     if ad.dtype.kind == "b":
-        return constant(ad.copy())
+        return ad.copy()
     data = _unary_data("sign", "sign", a)
     if data.dtype.kind in "fc":
         xp = array_module(data)
         data = xp.where(xp.isnan(data), data.dtype.type(0), data)
-    return _flat("sign", data, a)
+    return data
 
 
 @register("sgn", methods=("sgn",))
@@ -565,8 +570,7 @@ def sgn(a: Tensor) -> Tensor:
     """``sign`` for a real tensor; ``a / |a|`` (0 at 0) for a complex one, as ``torch.sgn``.  Its
     gradient is zero for a real input; a complex input that requires grad is refused (see make)."""
     if a._data.dtype.kind != "c":
-        result = sign(a)
-        return result if result._rule is None else _flat("sgn", result._data, a)
+        return _flat("sgn", _sign_data(a), a)
     ad = a._data
     xp = array_module(ad)
     with quiet():

@@ -444,8 +444,7 @@ def nanmean(x: Tensor, dim=None, keepdim=False, *, dtype=None, axis=None, keepdi
 def _moments(x: Tensor, spread, dim, unbiased, keepdim, correction):
     if isinstance(dim, bool):  # torch's overload var_mean(x, unbiased)
         dim, unbiased = None, dim
-    return (spread(x, dim, unbiased, keepdim, correction=correction),
-            mean(x, dim, keepdim) if dim is not None or keepdim else mean(x))
+    return spread(x, dim, unbiased, keepdim, correction=correction), mean(x, dim, keepdim)
 
 
 @register("var_mean")
