@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from types import ModuleType
 from typing import Iterator, List, Optional, Sequence
 
-__all__ = ["TorchAlias", "torch_is_taugrad", "run_script", "main"]
+__all__ = ["TorchAlias", "alias_in_child", "torch_is_taugrad", "run_script", "main"]
 
 #: the names a script imports under; ``torch`` maps onto this package
 ALIASED = "torch"
@@ -83,6 +83,15 @@ class TorchAlias(importlib.abc.MetaPathFinder):
         if hasattr(module, "__path__"):
             spec.submodule_search_locations = list(module.__path__)
         return spec
+
+
+def alias_in_child(name: str) -> ModuleType:
+    """For the ``_torch_alias`` packages: in a process a script spawned, install the alias if the process
+    has none yet and give the taugrad module that answers ``name`` (``torch`` or ``torchvision``; also
+    under the package's own name, ``taugrad._torch_alias.torch``, when something imports it as that)."""
+    if not any(isinstance(finder, TorchAlias) for finder in sys.meta_path):
+        sys.meta_path.insert(0, TorchAlias())
+    return importlib.import_module(ALIASES[name.rsplit(".", 1)[-1]])
 
 
 @contextmanager

@@ -7,9 +7,6 @@ multiprocessing hands that path to the processes it spawns: their
 """
 import sys
 
-import taugrad
-from taugrad.run import TorchAlias
+from taugrad.run import alias_in_child
 
-if not any(isinstance(finder, TorchAlias) for finder in sys.meta_path):
-    sys.meta_path.insert(0, TorchAlias())
-sys.modules[__name__] = taugrad
+sys.modules[__name__] = alias_in_child(__name__)

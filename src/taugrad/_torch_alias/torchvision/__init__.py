@@ -5,9 +5,6 @@ and puts :mod:`taugrad.vision` in ``torchvision``'s place.
 """
 import sys
 
-import taugrad.vision
-from taugrad.run import TorchAlias
+from taugrad.run import alias_in_child
 
-if not any(isinstance(finder, TorchAlias) for finder in sys.meta_path):
-    sys.meta_path.insert(0, TorchAlias())
-sys.modules[__name__] = taugrad.vision
+sys.modules[__name__] = alias_in_child(__name__)
