@@ -74,9 +74,41 @@ def where(condition, x, y):
         return forward_of("where")(condition, x, y)
     if isinstance(condition, Tensor):
         condition = condition._data
+    if type(y) is float and y == 0.0 and not math.copysign(1.0, y) < 0:
+        kept = keep(condition, x)
+        if kept is not None:
+            return kept
     # x or y may be a number (0.0): the module of whichever is an array
     xp = ARRAY_MODULES.get(type(x)) or ARRAY_MODULES.get(type(y)) or array_module(condition)
     return xp.where(condition, x, y)
+
+
+#: the signed integer type of each float width, to multiply a float's bits by a 0/1 mask
+_BITS = {2: "i2", 4: "i4", 8: "i8"}
+
+
+def keep(mask, g, out=None):
+    """``g`` where ``mask`` is true and +0 elsewhere, exactly ``where(mask, g, 0)``; None if ``g`` is not
+    a real floating array of at least ``mask``'s shape.
+
+    Computed as the integer product of ``g``'s bits with the 0/1 mask: bits
+    times 1 are ``g`` itself (nan, inf and -0 too), bits times 0 are +0.
+    ``where`` and masked stores branch on each element, which a random
+    mask (half of ReLU's inputs are negative) mispredicts: they ran 10-15x
+    slower than this product on a 64x16x32x32 float32 array.  ``out`` may
+    be ``g`` itself (in place).
+    """
+    if (getattr(g, "dtype", None) is None or g.dtype.kind != "f" or g.itemsize not in _BITS
+            or getattr(mask, "dtype", None) is None or mask.dtype.kind != "b" or g.ndim < mask.ndim):
+        return None
+    xp = array_module(g)
+    if tuple(xp.broadcast_shapes(g.shape, mask.shape)) != tuple(g.shape):
+        return None
+    bits = _BITS[g.itemsize]
+    if out is None:
+        return xp.multiply(g.view(bits), mask, dtype=bits).view(g.dtype)
+    xp.multiply(g.view(bits), mask, out=out.view(bits))
+    return out
 
 
 def array_like(data, like, convert=to_array):

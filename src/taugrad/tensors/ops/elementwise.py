@@ -638,23 +638,19 @@ def relu_backward(g, out, ins, node):
 
     Read from the output, as PyTorch does, and the array the next layer's
     backward has just read (warm).  z is never negative, so "z > 0 or nan" is
-    simply z != 0: one comparison.
+    simply z != 0: one comparison.  Where z == 0 the gradient is +0, as
+    PyTorch's ``where(z <= 0, 0, g)`` stores it (``g * mask`` would give -0
+    for a negative g).
     """
-    return (g * (out != 0),)
+    return (A.where(out != 0, g, 0.0),)
 
 
 @overwriting(relu_backward)
 def relu_backward_in_place(g, out, ins, node):
-    """The same rule for a ``g`` the backward pass owns: zeros stored where z == 0, in place.
-
-    A masked store reads the mask once and writes only the zeroed entries
-    (no multiply, no float mask), and stores +0 as PyTorch does.
-    """
-    if g.ndim:
-        array_module(g).copyto(g, 0, where=out == 0)
-    else:  # a NumPy scalar cannot be written into
-        g = g * (out != 0)
-    return (g,)
+    """The same rule for a ``g`` the backward pass owns: written in place (no new array)."""
+    if g.ndim and A.keep(out != 0, g, out=g) is not None:
+        return (g,)
+    return relu_backward.backward(g, out, ins, node)
 
 
 @register("relu", methods=("relu",))
@@ -758,7 +754,8 @@ def minimum(a, b) -> Tensor:
 
 @rule("clip", reads=(0,), gives=NEW, shows=shown_as("ClampBackward1"))
 def clip_backward(g, out, ins, node):
-    """z = clip(a, lo, hi):  dz/da = 1 where lo <= a <= hi, else 0."""
+    """z = clip(a, lo, hi):  dz/da = 1 where lo <= a <= hi, else 0 (a stored +0, even for a nan or
+    infinite g, as PyTorch's ``where``; ``g * inside`` would give nan there)."""
     (a,) = ins
     lo, hi = node._ctx
     if lo is None:
@@ -767,7 +764,7 @@ def clip_backward(g, out, ins, node):
         inside = a >= lo
     else:
         inside = (a >= lo) & (a <= hi)
-    return (A.sum_to(g * inside, a.shape),)  # a tensor bound may broadcast ``a`` up
+    return (A.sum_to(A.where(inside, g, 0.0), a.shape),)  # a tensor bound may broadcast ``a`` up
 
 
 #: the same rule with tensor bounds, which PyTorch numbers 0 (number bounds are its overload 1)

@@ -138,8 +138,8 @@ _CLAMP_TENSORS_INPLACE.shows = shown_as("ClampBackward0")
 
 @inplace_rule("relu_", reads=("out",))
 def relu_inplace_backward(g, out, ins, node):
-    """x' = max(x, 0):  dx'/dx = 1 where x' > 0 (read from the result, as relu)."""
-    return (g * (out != 0),)
+    """x' = max(x, 0):  dx'/dx = 1 where x' > 0 (read from the result, as relu; +0 elsewhere)."""
+    return (A.where(out != 0, g, 0.0),)
 
 
 # ---------------------------------------------------------------------------
