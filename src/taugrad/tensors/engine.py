@@ -288,6 +288,29 @@ def _as_gradient(array) -> Tensor:
     return constant(array)
 
 
+def _keeps_layout(g, like) -> bool:
+    """True when ``g`` is laid out as ``like`` (the same strides over every axis longer than 1).
+
+    PyTorch's AccumulateGrad stores a gradient with its variable's strides
+    (a row-major variable gets a row-major ``.grad``, a channels-last one a
+    channels-last ``.grad``): a rule's result can be a view of a larger
+    buffer (a convolution's cropped padding) or of another memory order.
+    """
+    if g.strides == like.strides or g.shape != like.shape:
+        return True
+    return all(a == b for a, b, n in zip(g.strides, like.strides, like.shape) if n > 1)
+
+
+def _in_layout_of(g, like):
+    """A copy of ``g`` in ``like``'s memory order (row-major if ``like``'s strides are not dense)."""
+    xp = array_module(g)
+    out = xp.empty_like(like, dtype=g.dtype)
+    if not _keeps_layout(out, like):
+        out = xp.empty(like.shape, dtype=g.dtype)
+    out[...] = g
+    return out
+
+
 _ONES = {}
 
 
@@ -389,6 +412,8 @@ def backward(self: Tensor, gradient=None, retain_graph: Optional[bool] = None, c
         if create_graph:
             leaf._grad = _wrap_grad(g) if leaf._grad is None else leaf._grad + g
         elif leaf._grad is None:
+            if not _keeps_layout(g, leaf._data):
+                g, mine = _in_layout_of(g, leaf._data), True
             leaf._grad = constant(g) if mine else _as_gradient(g)
         else:
             current = leaf._grad._data
