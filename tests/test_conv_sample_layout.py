@@ -14,7 +14,7 @@ from taugrad.tensors.ops.conv import _layout
 
 CASES = [  # (stride, padding, dilation, kernel)
     (1, 1, 1, 3), (2, 1, 1, 3), (1, 0, 1, 3), (1, 2, 2, 3), (1, (2, 1), (2, 1), 3), (1, 0, (1, 2), 3),
-    (2, 0, 1, 1), (1, 0, 1, 1), ((2, 1), 1, 1, 3), (1, 3, 1, (3, 5)),
+    (2, 0, 1, 1), (1, 0, 1, 1), ((2, 1), 1, 1, 3), (1, 1, 1, (3, 5)),
 ]
 
 
@@ -22,7 +22,8 @@ CASES = [  # (stride, padding, dilation, kernel)
 @pytest.mark.parametrize("needs", ["both", "weight", "input"])
 def test_sample_layout_agrees_with_torch(stride, padding, dilation, kernel, needs):
     rng = np.random.default_rng(7)
-    x = rng.standard_normal((3, 24, 22, 21))
+    # stride 1 on 256 outputs or more is the image layout's: a smaller map there
+    x = rng.standard_normal((3, 24, 14, 13) if stride == 1 else (3, 24, 22, 21))
     k = (kernel, kernel) if isinstance(kernel, int) else kernel
     w1, w2 = rng.standard_normal((20, 24) + k), rng.standard_normal((8, 20, 3, 3))
     grads = {"both": (True, True), "weight": (False, True), "input": (True, False)}[needs]

@@ -24,11 +24,14 @@ with the ops here plus ``@``, ``reshape`` and ``sum``, so with
 Layouts (measured, see the README's CNN section): the columns are filled by
 one strided slice copy per kernel offset (``kh * kw`` copies), never by
 ``sliding_window_view`` + ``tensordot`` or ``einsum``, which were 2-4x
-slower.  Four column layouts: channels-last rows ``(N*OH*OW, kh*kw*C)``
+slower.  Five column layouts: channels-last rows ``(N*OH*OW, kh*kw*C)``
 with one GEMM for the whole batch (when there are at least as many channels
 as output columns, or the map is small; the product comes out as
-(N, OH, OW, O) memory); the image layout for enough channels on a larger
-map: the (N, C, H, W) memory itself, its im2col over the kernel columns
+(N, OH, OW, O) memory); the same rows with one ``(O, K) x (K, OH*OW)``
+product per sample (enough of them on a map of 64 outputs or more: the
+result is (N, O, OH, OW) memory, torch's layout, and a stride-1 input
+gradient is a convolution of G with the flipped kernel); the image layout
+for enough channels on a larger map: the (N, C, H, W) memory itself, its im2col over the kernel columns
 only, ``(N, C*kw, Hp*OW)``, kh times smaller than full columns, and for
 each kernel row one batched ``(O, C*kw) x (C*kw, OH*OW)`` product on a
 strided view of it (rows Hp*OW apart), the output (N, O, OH, OW) as torch
@@ -426,23 +429,27 @@ def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 
     image rows of the (N, C, H, W) memory itself ("image"), along the batch ("batch",
     batch-last) or per sample and group ("planes", grouped convolutions).
 
-    Channels-last when the runs of C values are at least as long as the image
-    rows, or the map is small: on a map of at least ``_SMALL_MAP`` outputs with
-    enough columns, one product per sample whose result is (N, O, OH, OW)
-    memory ("samples"; ResNet-20's 32- and 64-channel stages ran 5% slower
-    so than with one GEMM for the batch, and gain the copy to torch's layout
-    after it and the gradient's copy back); else one GEMM ("rows").  On a
-    larger map, the image layout when there are enough channels (C*kw of
-    them) for row-stride-1 products: it reads and writes (N, C, H, W) memory
-    as torch's default layout has it, so the layers around it copy nothing;
-    batch-last for fewer channels, where the copies move runs of OW*N values.
+    The image layout on a map of at least ``_IMAGE_PIXELS`` outputs with
+    enough channels (C*kw of them) for row-stride-1 products: it reads and
+    writes (N, C, H, W) memory as torch's default layout has it, so the
+    layers around it copy nothing, and holds kh times less than full
+    columns (ResNet-20's 32-channel 16x16 stage: 219 MiB peak instead of 250,
+    at the same step time).  Else channels-last when the runs of C values
+    are at least as long as the image rows, or the map is small: on a map of
+    at least ``_SMALL_MAP`` outputs with enough columns, one product per
+    sample whose result is (N, O, OH, OW) memory ("samples"; ResNet-20's
+    64-channel stage ran 5% slower so than with one GEMM for the batch, and
+    gains the copy to torch's layout after it and the gradient's copy back);
+    else one GEMM ("rows").  Batch-last for few channels on a larger map,
+    where the copies move runs of OW*N values.
     """
     if groups != 1:
         return "planes"
+    if c * kw >= _IMAGE_DEPTH and oh * ow >= _IMAGE_PIXELS and stride_h == 1:
+        return "image"
     if c >= ow or oh * ow <= _SMALL_MAP:
         return "samples" if oh * ow >= _SMALL_MAP and c * kh * kw >= _SAMPLE_DEPTH else "rows"
-    image = c * kw >= _IMAGE_DEPTH and oh * ow >= _IMAGE_PIXELS and stride_h == 1
-    return "image" if image else "batch"
+    return "batch"
 
 
 def image_columns(xpad, kernel_w: int, stride_w: int, dilation_w: int, ow: int):
