@@ -101,19 +101,19 @@ def _batch_norm_grads(g, ins, node, into):
             g = into = from_blocks(channel_blocks(g, order)[0], x.shape, order)
         gb = channel_blocks(g, order)[0]
         count = xb.shape[0] * xb.shape[2]
-        centred = xp.subtract(xb, mean[:, None])
+        centred = xp.subtract(xb, _rows(mean, xb))
         g_sum = _channel_sum(gb)
         gx_sum = _channel_dot(gb, centred) * inv  # sum(G xhat)
         if prev[0].requires_grad:
             scale = inv if w is None else inv * w
             # G scale - (x - mean) scale inv sum(G xhat) / M - scale sum(G) / M, summed in a buffer of ours
-            centred *= (-(scale * inv * gx_sum) / count)[:, None]
-            centred += (-(scale * g_sum) / count)[:, None]
+            centred *= _rows(-(scale * inv * gx_sum) / count, xb)
+            centred += _rows(-(scale * g_sum) / count, xb)
             if into is None:
-                centred += gb * scale[:, None]
+                centred += gb * _rows(scale, xb)
                 grad = centred
             else:
-                gb *= scale[:, None]
+                gb *= _rows(scale, xb)
                 gb += centred
                 grad = g  # written over in place: the array itself, in its own layout
             grad_x = grad if grad is g else from_blocks(grad, x.shape, order)
@@ -152,9 +152,35 @@ def from_blocks(blocks, shape, order):
     return blocks.reshape(tuple(shape[i] for i in order)).transpose(back)
 
 
+#: a per-channel operand of (A, C, B) blocks is spread over (C, B) rows when they hold at most this many values
+_ROWS_LIMIT = 1 << 16
+
+
+def _rows(v, blocks):
+    """``v`` (C,) as the operand of an elementwise op on (A, C, B) ``blocks``: each channel's value
+    repeated along its row, a contiguous (C, B) array, or ``v[:, None]`` where B is 1 or the rows
+    would be large.
+
+    NumPy's loops run 2-3x faster over a contiguous operand than over one
+    repeated with step 0 along the inner axis (``x *= s`` on 64x16x32x32
+    float32 values: 0.12 ms against 0.36 ms; ``x - mean``: 0.19 against 0.42).
+    """
+    b = blocks.shape[2]
+    if b == 1 or v.shape[0] * b > _ROWS_LIMIT:
+        return v[:, None]
+    return array_module(v).repeat(v, b).reshape(v.shape[0], b)
+
+
 def _channel_sum(blocks):
-    """Per-channel sums of (A, C, B) blocks: pairwise along each contiguous run, then over runs in float64."""
-    part = blocks.sum(axis=2) if blocks.shape[2] > 1 else blocks[:, :, 0]
+    """Per-channel sums of (A, C, B) blocks: a product with ones along each contiguous run (BLAS reads the
+    run once, 3x faster than NumPy's ``sum`` along the last axis; half precision keeps the pairwise
+    ``sum``, which accumulates more precisely than a half-precision product), then over runs in float64."""
+    if blocks.shape[2] > 1 and blocks.dtype.itemsize >= 4:
+        part = blocks @ array_module(blocks).ones(blocks.shape[2], dtype=blocks.dtype)
+    elif blocks.shape[2] > 1:
+        part = blocks.sum(axis=2)
+    else:
+        part = blocks[:, :, 0]
     return part.sum(axis=0, dtype="float64").astype(blocks.dtype)
 
 
@@ -184,15 +210,15 @@ def _batch_norm_train(x: Tensor, w, b, eps: float):
     blocks, order = channel_blocks(data)
     count = blocks.shape[0] * blocks.shape[2]
     mean = _channel_sum(blocks) / data.dtype.type(count)
-    out = xp.subtract(blocks, mean[:, None])
+    out = xp.subtract(blocks, _rows(mean, blocks))
     var = _channel_dot(out, out) / data.dtype.type(count)
     inv = (1.0 / xp.sqrt(var + eps)).astype(data.dtype, copy=False)
-    out *= (inv if w is None else inv * w._data)[:, None]
+    out *= _rows(inv if w is None else inv * w._data, blocks)
     parents = [x]
     if w is not None:
         parents.append(w)
     if b is not None:
-        out += b._data[:, None]
+        out += _rows(b._data, blocks)
         parents.append(b)
     result = make(from_blocks(out, data.shape, order), tuple(parents), batch_norm_backward,
                   ((0,) + tuple(range(2, data.ndim)), eps, w is not None, b is not None, (mean, inv)))
