@@ -67,3 +67,24 @@ def test_transposed_conv_in_the_sample_layout():
         theirs.sin().sum().backward()
         np.testing.assert_allclose(ours_y.grad._data, theirs_y.grad.numpy(), rtol=1e-9, atol=1e-10)
         np.testing.assert_allclose(ours_w.grad._data, theirs_w.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("channels, filters, stride, padding", [(1, 32, 1, 1), (3, 16, 1, 1), (3, 16, 2, 1),
+                                                                (2, 20, 1, (0, 2))])
+def test_first_layer_planes_agree_with_torch(channels, filters, stride, padding):
+    """Few input columns and many filters (an image's first layer) take per-sample planes: values, both
+    gradients and torch's strides."""
+    rng = np.random.default_rng(9)
+    x, w = rng.standard_normal((3, channels, 12, 11)), rng.standard_normal((filters, channels, 3, 3))
+    ours = [taugrad.tensor(a, requires_grad=True) for a in (x, w)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (x, w)]
+    outs = [L.nn.functional.conv2d(a, b, stride=stride, padding=padding) for L, (a, b) in
+            ((taugrad, ours), (torch, theirs))]
+    oh, ow = outs[1].shape[2:]
+    assert _layout(channels, oh, ow, 1, 3, stride, 3, filters) == "planes"
+    assert outs[0].stride() == outs[1].stride()
+    np.testing.assert_allclose(outs[0]._data, outs[1].detach().numpy(), rtol=1e-10, atol=1e-12)
+    for out in outs:
+        out.tanh().sum().backward()
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)

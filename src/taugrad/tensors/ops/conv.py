@@ -424,7 +424,13 @@ _IMAGE_PIXELS = 256
 _SAMPLE_DEPTH = 64
 
 
-def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 1, kh: int = 1) -> str:
+#: per-sample planes for ungrouped convolutions with at most this many columns (C*kh*kw) ...
+_PLANE_DEPTH = 32
+#: ... and at least this many filters
+_PLANE_FILTERS = 16
+
+
+def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 1, kh: int = 1, o: int = 0) -> str:
     """Where the column copies run: along channels ("rows" and "samples", channels-last), along
     image rows of the (N, C, H, W) memory itself ("image"), along the batch ("batch",
     batch-last) or per sample and group ("planes", grouped convolutions).
@@ -441,9 +447,13 @@ def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 
     64-channel stage ran 5% slower so than with one GEMM for the batch, and
     gains the copy to torch's layout after it and the gradient's copy back);
     else one GEMM ("rows").  Batch-last for few channels on a larger map,
-    where the copies move runs of OW*N values.
+    where the copies move runs of OW*N values.  Few columns and many filters
+    (a first layer on images: 1 or 3 channels into 16 or 32) take full
+    columns per sample ("planes"), whose products give torch's layout with
+    no copy in or out (ResNet-20's stem and the digits CNN's first layer
+    ran 1.5x faster so; ``benchmarks/bench_conv_layouts.py``).
     """
-    if groups != 1:
+    if groups != 1 or (c * kh * kw <= _PLANE_DEPTH and o >= _PLANE_FILTERS):
         return "planes"
     if c * kw >= _IMAGE_DEPTH and oh * ow >= _IMAGE_PIXELS and stride_h == 1:
         return "image"
@@ -580,7 +590,7 @@ def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = Fals
     o, cg, kh, kw = w.shape
     oh = out_size(h, kh, stride[0], padding[0], dilation[0])
     ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
-    layout = _layout(c, oh, ow, groups, kw, stride[0], kh)
+    layout = _layout(c, oh, ow, groups, kw, stride[0], kh, o)
     if layout == "image":
         xpad = image_padded(x, padding[0], padding[1])
         out = _image_forward(image_columns(xpad, kw, stride[1], dilation[1], ow), w, dilation[0], oh)
@@ -818,7 +828,8 @@ def _recording(*tensors) -> bool:
 
 def conv_transpose2d_array(y, w, out_hw, stride, padding, dilation, groups):
     """The adjoint of :func:`conv2d_array` in its input: col2im of ``W^T y``, padding cropped."""
-    layout = _layout(w.shape[1] * groups, y.shape[2], y.shape[3], groups, w.shape[3], stride[0], w.shape[2])
+    layout = _layout(w.shape[1] * groups, y.shape[2], y.shape[3], groups, w.shape[3], stride[0], w.shape[2],
+                     w.shape[0])
     return conv2d_input_grad_array(y, w, out_hw, stride, padding, dilation, groups, layout)
 
 
