@@ -67,7 +67,7 @@ def passes(shape, out_channels, k, s, p):
                 out, cols, used = conv.conv2d_array(x, w, stride, padding, dilation, 1, keep_cols=True)
                 out = conv._in_format(out, conv.contiguous_format)  # torch's layout, as conv2d gives it
                 gx = conv.conv2d_input_grad_array(g, w, shape[2:], stride, padding, dilation, 1, used)
-                gw = conv.conv2d_weight_grad_array(g, cols, w.shape, 1, used, stride, dilation)
+                gw = conv.conv2d_weight_grad_array(g, cols, w.shape, 1, used, stride, dilation, padding)
                 return out, gx, gw
             finally:
                 conv._layout = original

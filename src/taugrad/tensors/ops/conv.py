@@ -42,9 +42,10 @@ memory, its im2col over the kernel columns only, ``(Hp, C*kw, OW*N)``,
 and one ``(O, kh*C*kw) x (kh*C*kw, OW*N)`` GEMM per output row on a
 contiguous block of it (the output, (OH, O, OW, N) memory); and
 ``(N, C*kh*kw, L)`` with one product per sample and group for grouped
-convolutions.  The forward keeps its columns for the weight gradient (the
-image and batch-last layouts keep their padded input, kw times smaller, and
-make the columns again); they are freed with the graph after
+convolutions (and first layers: few columns, many filters).  The forward
+keeps its columns for the weight gradient (the image layout keeps nothing
+but the input the graph holds anyway, batch-last its padded input, kw times
+smaller; both make the columns again); they are freed with the graph after
 ``backward()``.  Their padded copies and columns come from buffers reused
 across steps (``_WORKSPACES``), so a training step maps no fresh memory for
 them; the image layout's input gradient at stride 1 is itself a convolution
@@ -462,20 +463,35 @@ def _layout(c: int, oh: int, ow: int, groups: int, kw: int = 1, stride_h: int = 
     return "batch"
 
 
-def image_columns(xpad, kernel_w: int, stride_w: int, dilation_w: int, ow: int):
-    """Column offsets of the padded input (N, C, Hp, Wp) in its own layout: (N, C, kw, Hp, OW).
+def image_columns(x, ph: int, pw: int, kernel_w: int, stride_w: int, dilation_w: int, ow: int):
+    """Column offsets of the input (N, C, H, W) zero-padded by ``ph``, ``pw``, in its own layout:
+    (N, C, kw, H + 2 ph, OW).
 
     ``cols[n, c, j, y, x] = xpad[n, c, y, x*s + j*d]``: the im2col over the
     kernel's columns only.  For kernel row ``i`` the columns of every output
     pixel of sample ``n`` are then the (C*kw, OH*OW) matrix starting at padded
     row ``i*d`` with a row step of Hp*OW (:func:`_image_rows`): no copy per
     kernel row, and a buffer kh times smaller than full columns, reused
-    across steps.
+    across steps.  The padding is written as zeros straight into the
+    columns (no padded copy of ``x`` is made): for kernel column ``j``,
+    output columns ``first .. last - 1`` read inside ``x``, the rest zeros.
     """
-    n, c, hp, _ = xpad.shape
-    cols = _WORKSPACES.empty(xpad, (n, c, kernel_w, hp, ow), xpad.dtype)
+    n, c, h, w = x.shape
+    hp = h + 2 * ph
+    cols = _WORKSPACES.empty(x, (n, c, kernel_w, hp, ow), x.dtype)
+    if ph:
+        cols[:, :, :, :ph] = 0
+        cols[:, :, :, ph + h:] = 0
+    inside = cols[:, :, :, ph:ph + h]
     for j in range(kernel_w):
-        cols[:, :, j] = xpad[:, :, :, _window(j, dilation_w, stride_w, ow)]
+        shift = j * dilation_w - pw  # output column q reads input column q*s + shift
+        first = min(ow, max(0, -(shift // stride_w)))
+        last = max(first, min(ow, (w - 1 - shift) // stride_w + 1))
+        inside[:, :, j, :, :first] = 0
+        inside[:, :, j, :, last:] = 0
+        if last > first:
+            start = first * stride_w + shift
+            inside[:, :, j, :, first:last] = x[:, :, :, start:start + (last - first - 1) * stride_w + 1:stride_w]
     return cols
 
 
@@ -484,21 +500,6 @@ def _image_rows(cols, i: int, dilation_h: int, oh: int):
     n, c, kw, hp, ow = cols.shape
     start = i * dilation_h * ow
     return cols.reshape(n, c * kw, hp * ow)[:, :, start:start + oh * ow]
-
-
-def image_padded(x, ph: int, pw: int):
-    """``x`` (N, C, H, W) zero-padded, in a buffer reused across steps (``x`` itself if unpadded and contiguous)."""
-    if not ph and not pw and x.flags.c_contiguous:
-        return x
-    n, c, h, w = x.shape
-    out = _WORKSPACES.empty(x, (n, c, h + 2 * ph, w + 2 * pw), x.dtype)
-    if ph or pw:
-        out[:, :, :ph] = 0
-        out[:, :, ph + h:] = 0
-        out[:, :, ph:ph + h, :pw] = 0
-        out[:, :, ph:ph + h, pw + w:] = 0
-    out[:, :, ph:ph + h, pw:pw + w] = x
-    return out
 
 
 def _image_forward(cols, w, dilation_h: int, oh: int):
@@ -546,8 +547,8 @@ def _image_input_grad_as_conv(g, w, in_hw, padding, dilation):
     _, _, kh, kw = w.shape
     (ph, pw), (dh, dw) = padding, dilation
     flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
-    gpad = image_padded(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw)
-    return _image_forward(image_columns(gpad, kw, 1, dw, in_hw[1]), flipped, dh, in_hw[0])
+    gcols = image_columns(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw, kw, 1, dw, in_hw[1])
+    return _image_forward(gcols, flipped, dh, in_hw[0])
 
 
 def _sample_products(w2, cols):
@@ -592,9 +593,9 @@ def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = Fals
     ow = out_size(wd, kw, stride[1], padding[1], dilation[1])
     layout = _layout(c, oh, ow, groups, kw, stride[0], kh, o)
     if layout == "image":
-        xpad = image_padded(x, padding[0], padding[1])
-        out = _image_forward(image_columns(xpad, kw, stride[1], dilation[1], ow), w, dilation[0], oh)
-        cols = xpad  # the weight gradient makes its columns again from it
+        out = _image_forward(image_columns(x, padding[0], padding[1], kw, stride[1], dilation[1], ow), w,
+                             dilation[0], oh)
+        cols = x  # the weight gradient makes its columns again from the input, which the graph holds anyway
     elif layout == "rows":
         xpad = channels_last_padded(x, padding[0], padding[1])
         if _pointwise((kh, kw), stride, padding):
@@ -652,8 +653,9 @@ def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layo
     return full[:, :, ph:ph + h, pw:pw + wd]
 
 
-def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dilation):
-    """dL/dw of a convolution from its columns: ``sum_n G[n] cols[n]^T``."""
+def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dilation, padding=(0, 0)):
+    """dL/dw of a convolution from its columns: ``sum_n G[n] cols[n]^T`` (``padding``: the image
+    layout's, which keeps the input and makes its columns again here)."""
     o = w_shape[0]
     k = math.prod(w_shape[1:])
     if layout == "rows":
@@ -665,8 +667,8 @@ def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dila
         g_rows = xp.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, -1)
         grad = g_rows @ cols.reshape(-1, k)
         return xp.ascontiguousarray(grad.reshape(o, w_shape[2], w_shape[3], w_shape[1]).transpose(0, 3, 1, 2))
-    if layout == "image":  # ``cols``: the padded input, its columns made again here
-        cols = image_columns(cols, w_shape[3], stride[1], dilation[1], g.shape[3])
+    if layout == "image":  # ``cols``: the input, its columns made again here
+        cols = image_columns(cols, padding[0], padding[1], w_shape[3], stride[1], dilation[1], g.shape[3])
         return _image_weight_grad(g, cols, w_shape, dilation[0])
     if layout == "batch":  # ``cols``: the padded batch-last input, its columns made again here
         ow = g.shape[3]
@@ -716,7 +718,7 @@ def conv2d_backward(g, out, ins, node):
         if prev[1].requires_grad:
             if cols is None:  # not kept (the weight did not require grad when recorded)
                 _, cols, layout = conv2d_array(x, w, stride, padding, dilation, groups, keep_cols=True)
-            grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, layout, stride, dilation)
+            grad_w = conv2d_weight_grad_array(g, cols, w.shape, groups, layout, stride, dilation, padding)
             if _suggested_format(w, w) is channels_last:  # torch's gradient has its parameter's strides
                 grad_w = _in_format(grad_w, channels_last)
     if len(prev) == 2:
