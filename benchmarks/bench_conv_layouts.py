@@ -8,7 +8,10 @@ between the layouts in one process; the median ms per pass is printed, the
 layout ``_layout`` picks in bold.  Results are checked against the picked
 layout's before timing, so every column computes the same numbers.
 
-    PYTHONPATH=src python benchmarks/bench_conv_layouts.py [--rounds 9] [--number 3]
+    PYTHONPATH=src python benchmarks/bench_conv_layouts.py [--rounds 9] [--number 3] [--gemm]
+
+``--gemm`` prints instead what bounds them: GFLOP/s of the matrix products the
+layouts run for ResNet-20's stages, beside a square product's.
 
 The layouts (``taugrad/tensors/ops/conv.py``): ``rows`` (channels-last
 columns, one GEMM for the batch), ``samples`` (the same columns, one product
@@ -82,11 +85,37 @@ def passes(shape, out_channels, k, s, p):
     return runs, picked
 
 
+#: (what, batch, M, K, N): batched (M, K) x (K, N) products, as the layouts run them on ResNet-20
+PRODUCTS = [
+    ("square", 1, 1024, 1024, 1024),
+    ("image, 16 channels 32x32: one kernel row", 64, 16, 48, 1024),
+    ("image, 32 channels 16x16: one kernel row", 64, 32, 96, 256),
+    ("per-sample rows, 64 channels 8x8", 64, 64, 576, 64),
+    ("channels-last rows, 16 channels 32x32: one GEMM", 1, 65536, 144, 16),
+]
+
+
+def gemm_rates(rounds: int, number: int) -> None:
+    rng = np.random.default_rng(0)
+    print("| product | batch x (M, K) x (K, N) | GFLOP/s |\n|---|---|---:|")
+    for what, batch, m, k, n in PRODUCTS:
+        a = rng.standard_normal((m, k), dtype=np.float32)
+        b = rng.standard_normal((batch, k, n) if batch > 1 else (k, n), dtype=np.float32)
+        out = np.empty((batch, m, n) if batch > 1 else (m, n), dtype=np.float32)
+        seconds = _timing.alternate({what: lambda: np.matmul(a, b, out=out)}, rounds, number)[what]
+        rate = 2 * batch * m * k * n / _timing.median(seconds) / 1e9
+        print(f"| {what} | {batch} x ({m}, {k}) x ({k}, {n}) | {rate:.0f} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--number", type=int, default=3)
+    parser.add_argument("--gemm", action="store_true", help="GFLOP/s of the layouts' matrix products")
     args = parser.parse_args()
+    if args.gemm:
+        gemm_rates(args.rounds, args.number)
+        return 0
     print(f"numpy {np.__version__}, one BLAS thread, load {_timing.load_average()}; ms per forward + input "
           "gradient + weight gradient, median of alternating rounds; taugrad's pick in bold\n")
     print("| convolution | " + " | ".join(LAYOUTS) + " |")

@@ -9,6 +9,8 @@ import torch
 import taugrad
 from taugrad.tensors.ops.conv import _layout
 
+from conv_block_cases import assert_grads_match, conv_bn_relu_conv
+
 
 @pytest.mark.parametrize("stride, padding, dilation", [(1, 1, 1), (1, 0, 1), ((1, 2), 2, 1), (1, 2, 2),
                                                        (1, (3, 1), (2, 1)), (1, 0, (1, 3))])
@@ -19,27 +21,12 @@ def test_image_layout_agrees_with_torch(stride, padding, dilation, needs):
     rng = np.random.default_rng(5)
     x = rng.standard_normal((2, 8, 26, 25))
     w1, w2 = rng.standard_normal((6, 8, 3, 3)), rng.standard_normal((5, 6, 3, 3))
-    grads = {"both": (True, True), "weight": (False, True), "input": (True, False)}[needs]
-    ours = [taugrad.tensor(a, requires_grad=f) for a, f in zip((x, w1, w2), (grads[0], grads[1], grads[1]))]
-    theirs = [torch.tensor(a, requires_grad=f) for a, f in zip((x, w1, w2), (grads[0], grads[1], grads[1]))]
-    outs = []
-    for L, (xx, a, b) in ((taugrad, ours), (torch, theirs)):
-        F = L.nn.functional
-        h = F.conv2d(xx, a, stride=stride, padding=padding, dilation=dilation)
-        h = F.batch_norm(h, None, None, training=True).relu()
-        out = F.conv2d(h, b, padding=1)
-        (out.sin()).sum().backward()
-        outs.append(out)
+    outs, ours, theirs = conv_bn_relu_conv(x, w1, w2, needs, stride=stride, padding=padding, dilation=dilation)
     assert outs[0].shape == outs[1].shape
-    first = torch.nn.functional.conv2d(theirs[0], theirs[1], stride=stride, padding=padding, dilation=dilation)
-    assert _layout(8, first.shape[2], first.shape[3], 1, 3, 1) == "image"
+    assert _layout(8, outs[1].shape[2], outs[1].shape[3], 1, 3, 1, 3, 6) == "image"
     assert outs[0].is_contiguous() and outs[0].stride() == outs[1].stride()
     np.testing.assert_allclose(outs[0]._data, outs[1].detach().numpy(), rtol=1e-10, atol=1e-12)
-    for a, b in zip(ours, theirs):
-        if b.grad is not None:
-            np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)
-        else:
-            assert a.grad is None
+    assert_grads_match(ours, theirs, strides=True)
 
 
 def test_transposed_conv_in_the_image_layout():

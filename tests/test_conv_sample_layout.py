@@ -12,6 +12,8 @@ import torch
 import taugrad
 from taugrad.tensors.ops.conv import _layout
 
+from conv_block_cases import assert_grads_match, conv_bn_relu_conv
+
 CASES = [  # (stride, padding, dilation, kernel)
     (1, 1, 1, 3), (2, 1, 1, 3), (1, 0, 1, 3), (1, 2, 2, 3), (1, (2, 1), (2, 1), 3), (1, 0, (1, 2), 3),
     (2, 0, 1, 1), (1, 0, 1, 1), ((2, 1), 1, 1, 3), (1, 1, 1, (3, 5)),
@@ -26,30 +28,15 @@ def test_sample_layout_agrees_with_torch(stride, padding, dilation, kernel, need
     x = rng.standard_normal((3, 24, 14, 13) if stride == 1 else (3, 24, 22, 21))
     k = (kernel, kernel) if isinstance(kernel, int) else kernel
     w1, w2 = rng.standard_normal((20, 24) + k), rng.standard_normal((8, 20, 3, 3))
-    grads = {"both": (True, True), "weight": (False, True), "input": (True, False)}[needs]
-    ours = [taugrad.tensor(a, requires_grad=f) for a, f in zip((x, w1, w2), (grads[0], grads[1], grads[1]))]
-    theirs = [torch.tensor(a, requires_grad=f) for a, f in zip((x, w1, w2), (grads[0], grads[1], grads[1]))]
-    outs = []
-    for L, (xx, a, b) in ((taugrad, ours), (torch, theirs)):
-        F = L.nn.functional
-        h = F.conv2d(xx, a, stride=stride, padding=padding, dilation=dilation)
-        outs.append(h)
-        h = F.batch_norm(h, None, None, training=True).relu()
-        F.conv2d(h, b, padding=1).sin().sum().backward()
+    outs, ours, theirs = conv_bn_relu_conv(x, w1, w2, needs, stride=stride, padding=padding, dilation=dilation)
     oh, ow = outs[1].shape[2:]
-    # 1x1 kernels over 24 channels are too few columns per sample: one GEMM for the batch ("rows")
-    assert _layout(24, oh, ow, 1, k[1], 1, k[0]) == ("rows" if k == (1, 1) else "samples")
+    sh = stride if isinstance(stride, int) else stride[0]
+    # 1x1 kernels over 24 channels into 20 are few columns and many filters: per-sample planes
+    assert _layout(24, oh, ow, 1, k[1], sh, k[0], 20) == ("planes" if k == (1, 1) else "samples")
     assert outs[0].shape == outs[1].shape
     assert outs[0].is_contiguous() and outs[0].stride() == outs[1].stride()
     np.testing.assert_allclose(outs[0]._data, outs[1].detach().numpy(), rtol=1e-10, atol=1e-12)
-    for a, b in zip(ours, theirs):
-        if b.grad is not None:
-            np.testing.assert_allclose(a.grad._data, b.grad.numpy(), rtol=1e-9, atol=1e-10)
-            # torch's layout contract compares the steps of axes longer than 1 (a 1x1 kernel's steps are free)
-            assert [s for s, n in zip(a.grad.stride(), b.grad.shape) if n > 1] == \
-                [s for s, n in zip(b.grad.stride(), b.grad.shape) if n > 1]
-        else:
-            assert a.grad is None
+    assert_grads_match(ours, theirs, strides=True)
 
 
 def test_transposed_conv_in_the_sample_layout():
