@@ -720,10 +720,15 @@ def erf(a: Tensor) -> Tensor:
 def maximum_backward(g, out, ins, node):
     """z = max(a, b): the gradient goes to the larger input, half to each on ties (PyTorch)."""
     a, b = ins
-    tie = (a == b) * 0.5
-    to_a = 1.0 - (a < b) - tie
-    to_b = 1.0 - (a > b) - tie
-    return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
+    return _winner_grads(g, a, b, a > b, a < b)
+
+
+def _winner_grads(g, a, b, a_wins, b_wins):
+    """``(dL/da, dL/db)`` of a max or min: ``g`` to the input that won, ``g / 2`` to each on a tie (both
+    for a nan input), and a stored 0 to the one that lost, even for a nan or infinite ``g``, as PyTorch's
+    ``masked_fill`` (``g * 0`` would give nan there)."""
+    share = A.where(a == b, g * 0.5, g)
+    return A.sum_to(A.where(b_wins, 0.0, share), a.shape), A.sum_to(A.where(a_wins, 0.0, share), b.shape)
 
 
 @register("maximum", methods=("maximum",))
@@ -738,10 +743,7 @@ def maximum(a, b) -> Tensor:
 def minimum_backward(g, out, ins, node):
     """z = min(a, b): the gradient goes to the smaller input, half to each on ties (PyTorch)."""
     a, b = ins
-    tie = (a == b) * 0.5
-    to_a = 1.0 - (a > b) - tie
-    to_b = 1.0 - (a < b) - tie
-    return A.sum_to(g * to_a, a.shape), A.sum_to(g * to_b, b.shape)
+    return _winner_grads(g, a, b, a < b, a > b)
 
 
 @register("minimum", methods=("minimum",))
