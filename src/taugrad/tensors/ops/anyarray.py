@@ -74,7 +74,7 @@ def where(condition, x, y):
         return forward_of("where")(condition, x, y)
     if isinstance(condition, Tensor):
         condition = condition._data
-    if type(y) is float and y == 0.0 and not math.copysign(1.0, y) < 0:
+    if type(y) is float and y == 0.0 and math.copysign(1.0, y) > 0:
         kept = keep(condition, x)
         if kept is not None:
             return kept
@@ -99,7 +99,7 @@ def keep(mask, g, out=None):
     be ``g`` itself (in place).
     """
     if (getattr(g, "dtype", None) is None or g.dtype.kind != "f" or g.itemsize not in _BITS
-            or getattr(mask, "dtype", None) is None or mask.dtype.kind != "b" or g.ndim < mask.ndim):
+            or getattr(mask, "dtype", None) is None or mask.dtype.kind != "b"):
         return None
     xp = array_module(g)
     if tuple(xp.broadcast_shapes(g.shape, mask.shape)) != tuple(g.shape):

@@ -534,40 +534,25 @@ def _image_weight_grad(g, cols, w_shape, dilation_h: int):
     return grad
 
 
-def _image_input_grad_as_conv(g, w, in_hw, padding, dilation):
-    """dL/dx of a stride-1 convolution as a convolution of G: ``conv2d(G, W')`` with
-    ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``.
+def _input_grad_as_conv(g, w, in_hw, padding, dilation, layout: str):
+    """dL/dx of a stride-1 convolution whose output keeps its input's size or more, as a convolution
+    of G: ``conv2d(G, W')`` with ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``.
 
     Each input pixel gathers the outputs its windows reached, through the
-    flipped kernel: the same columns and products as the forward, with no
-    scatter-adds (col2im's strided additions over the image).  (In the
+    flipped kernel: copies of G into columns and the same products as a
+    forward, with no scatter-adds (col2im's strided additions into a zeroed
+    image).  The image layout runs it in the image layout again; the
+    per-sample rows let the convolution of G pick its own.  (In the
     batch-last layout, with few channels, the flipped kernel's products
     are too thin: LeNet-5's second layer ran slower so.)
     """
     _, _, kh, kw = w.shape
-    (ph, pw), (dh, dw) = padding, dilation
     flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
-    gcols = image_columns(g, dh * (kh - 1) - ph, dw * (kw - 1) - pw, kw, 1, dw, in_hw[1])
-    return _image_forward(gcols, flipped, dh, in_hw[0])
-
-
-def _sample_products(w2, cols):
-    """``out[n] = W cols[n]`` for ``w2`` (O, K) and ``cols`` (N, K, L): (N, O, L), torch's (N, O, OH, OW) memory."""
-    xp = array_module(cols)
-    out = xp.empty((cols.shape[0], w2.shape[0], cols.shape[2]), dtype=cols.dtype)
-    xp.matmul(w2, cols, out=out)
-    return out
-
-
-def _input_grad_as_conv(g, w, padding, dilation):
-    """dL/dx of a stride-1 convolution whose output keeps its input's size or more: ``conv2d(G, W')``
-    with the flipped kernel ``W'[c, o, i, j] = W[o, c, kh-1-i, kw-1-j]`` and padding ``d (k - 1) - p``
-    (see :func:`_image_input_grad_as_conv`): copies of G into columns and one product per sample,
-    instead of col2im's strided additions into a zeroed image."""
-    _, _, kh, kw = w.shape
-    flipped = w[:, :, ::-1, ::-1].transpose(1, 0, 2, 3)
-    pad = tuple(d * (k - 1) - p for k, p, d in zip((kh, kw), padding, dilation))
-    return conv2d_array(g, flipped, (1, 1), pad, dilation, 1)[0]
+    ph, pw = (d * (k - 1) - p for k, p, d in zip((kh, kw), padding, dilation))
+    if layout == "image":
+        gcols = image_columns(g, ph, pw, kw, 1, dilation[1], in_hw[1])
+        return _image_forward(gcols, flipped, dilation[0], in_hw[0])
+    return conv2d_array(g, flipped, (1, 1), (ph, pw), dilation, 1)[0]
 
 
 def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = False):
@@ -605,8 +590,8 @@ def conv2d_array(x, w, stride, padding, dilation, groups, keep_cols: bool = Fals
         out = (cols.reshape(n * oh * ow, c * kh * kw) @ _weight_rows(w).T).reshape(n, oh, ow, o).transpose(0, 3, 1, 2)
     elif layout == "samples":
         cols = im2row_array(channels_last_padded(x, padding[0], padding[1]), (kh, kw), stride, dilation, (oh, ow))
-        out = _sample_products(_weight_rows(w), cols.reshape(n, oh * ow, c * kh * kw).transpose(0, 2, 1))
-        out = out.reshape(n, o, oh, ow)
+        # one (O, K) x (K, OH*OW) product per sample: a new (N, O, OH*OW) array, torch's layout
+        out = (_weight_rows(w) @ cols.reshape(n, oh * ow, c * kh * kw).transpose(0, 2, 1)).reshape(n, o, oh, ow)
     elif layout == "batch":
         xpad = batch_last_padded(x, padding[0], padding[1])
         out = _batch_forward(batch_columns(xpad, kw, stride[1], dilation[1], ow), w, stride, dilation, oh)
@@ -641,9 +626,7 @@ def conv2d_input_grad_array(g, w, in_hw, stride, padding, dilation, groups, layo
     if layout in ("image", "samples"):
         reach = [(m + d * (k - 1) - 2 * p, d * (k - 1) - p) for m, k, p, d in zip((oh, ow), (kh, kw), padding, dilation)]
         if stride == (1, 1) and all(size == n_in and pad >= 0 for (size, pad), n_in in zip(reach, in_hw)):
-            if layout == "image":
-                return _image_input_grad_as_conv(g, w, in_hw, padding, dilation)
-            return _input_grad_as_conv(g, w, padding, dilation)
+            return _input_grad_as_conv(g, w, in_hw, padding, dilation, layout)
     if layout in ("batch", "image"):
         full = _batch_input_grad(g, w, padded, stride, dilation)
         return full[ph:ph + h, :, pw:pw + wd].transpose(3, 1, 0, 2)
@@ -658,11 +641,7 @@ def conv2d_weight_grad_array(g, cols, w_shape, groups, layout: str, stride, dila
     layout's, which keeps the input and makes its columns again here)."""
     o = w_shape[0]
     k = math.prod(w_shape[1:])
-    if layout == "rows":
-        grad = _grad_rows(g).T @ cols.reshape(-1, k)
-        return array_module(grad).ascontiguousarray(
-            grad.reshape(o, w_shape[2], w_shape[3], w_shape[1]).transpose(0, 3, 1, 2))
-    if layout == "samples":  # G as one (O, N*OH*OW) matrix: one product with the kept rows
+    if layout in ("rows", "samples"):  # G as one (O, N*OH*OW) matrix: one product with the kept rows
         xp = array_module(g)
         g_rows = xp.ascontiguousarray(g.transpose(1, 0, 2, 3)).reshape(o, -1)
         grad = g_rows @ cols.reshape(-1, k)
